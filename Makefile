@@ -1,0 +1,32 @@
+# Two commands for a fresh clone:
+#   make run    set up .venv, then start the whole cluster on localhost:7700 with data in ./data.ms
+#   make test   set up .venv with the test extras, then run the whole test suite
+PYTHON ?= python3.11
+VENV := .venv
+BIN := $(VENV)/bin
+
+.PHONY: run test setup setup-test lint proto bench
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip==25.3
+
+setup: $(BIN)/python
+	$(BIN)/pip install --quiet -e .
+
+setup-test: $(BIN)/python
+	$(BIN)/pip install --quiet -e '.[test]'
+
+run: setup
+	$(BIN)/sift serve
+
+test: setup-test
+	$(BIN)/ruff check .
+	$(BIN)/python -m pytest -n 2 --timeout 600 -q
+
+lint: setup-test
+	$(BIN)/ruff check .
+	$(BIN)/mypy common gateway shard scheduler
+
+proto: setup-test
+	$(BIN)/python -m common.rpc.generate

@@ -1,0 +1,84 @@
+"""The ``sift`` command: ``serve`` (the cluster), ``gateway``, ``shard --id K``, ``scheduler``, ``config``."""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Sequence
+
+import orjson
+
+from common.config import Config, ConfigError, load_config
+from common.launcher import CLUSTER_CONFIG_ENV, LAUNCHER_PID_ENV, Launcher
+from common.layout import DataLayout
+from common.logging import configure_logging, get_logger
+from common.process import die_with_parent
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = list(sys.argv[1:] if argv is None else argv)
+    try:
+        subcommand, config, shard_id, warnings = _resolve(args)
+    except ConfigError as error:
+        print(f"Error: {error}", file=sys.stderr)
+        return 1
+    process = (
+        f"shard-{shard_id}"
+        if subcommand == "shard"
+        else ("launcher" if subcommand == "serve" else subcommand)
+    )
+    configure_logging(process, config.log_level, config.experimental_logs_mode)
+    log = get_logger("sift")
+    for warning in warnings:
+        log.warning(warning)
+    if subcommand == "config":
+        print(orjson.dumps(config.public_dict(), option=orjson.OPT_INDENT_2).decode())
+        return 0
+    if subcommand == "serve":
+        return Launcher(config).run()
+    _watch_launcher()
+    layout = DataLayout(config.db_path)
+    if subcommand == "gateway":
+        from gateway.app import serve as serve_gateway
+
+        serve_gateway(config)
+    elif subcommand == "shard":
+        from shard.server import serve as serve_shard
+
+        assert shard_id is not None
+        _run_async(serve_shard(layout, shard_id))
+    else:
+        from scheduler.server import serve as serve_scheduler
+
+        _run_async(serve_scheduler(layout))
+    return 0
+
+
+def _resolve(args: list[str]) -> tuple[str, Config, int | None, list[str]]:
+    """Children of ``sift serve`` take the launcher's effective config; others parse options."""
+    inherited = os.environ.get(CLUSTER_CONFIG_ENV)
+    if inherited and args and args[0] in ("gateway", "shard", "scheduler"):
+        shard_id = int(args[args.index("--id") + 1]) if args[0] == "shard" else None
+        return args[0], Config.from_json(inherited), shard_id, []
+    loaded = load_config(args, os.environ)
+    return loaded.subcommand, loaded.config, loaded.shard_id, loaded.warnings
+
+
+def _watch_launcher() -> None:
+    """A child of ``sift serve`` dies with it, even on ``kill -9`` of the launcher."""
+    launcher_pid = os.environ.get(LAUNCHER_PID_ENV)
+    if launcher_pid is None:
+        return
+    die_with_parent()
+    if os.getppid() != int(launcher_pid):
+        sys.exit(0)
+
+
+def _run_async(coroutine: object) -> None:
+    import uvloop
+
+    uvloop.run(coroutine)  # type: ignore[arg-type]
+
+
+if __name__ == "__main__":
+    sys.exit(main())

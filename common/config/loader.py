@@ -1,0 +1,174 @@
+"""Merges the layers of configuration into one :class:`Config`: CLI > environment > file > default.
+
+Every layer is read and checked in full, even where a higher layer overrides it, so a typo in the
+config file is reported on the launch that introduced it rather than on the day the flag masking
+it is removed.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import os
+import tomllib
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any, cast
+
+from common.config.cli import CommandLine, parse_command_line
+from common.config.model import Config, ConfigError, LoadedConfig
+from common.config.options import BY_NAME, OPTIONS, Kind, Option, read_text, read_toml
+from common.config.rules import check_launch_rules
+
+_BATCH_SIZE_CAP = 10 * 1024**3
+
+# One layer: option name -> (typed value, where it was set, for messages).
+_Layer = dict[str, tuple[Any, str]]
+
+
+def load_config(
+    argv: Sequence[str],
+    environ: Mapping[str, str],
+    *,
+    cwd: Path | None = None,
+    total_memory: int | None = None,
+    cpu_count: int | None = None,
+) -> LoadedConfig:
+    """Read the launch configuration; ``argv`` excludes the program name and starts with the subcommand.
+
+    ``cwd``, ``total_memory`` and ``cpu_count`` default to this machine's. Raises
+    :class:`ConfigError` for any invalid launch; ``--help`` prints the help and exits, as usual.
+    """
+    cwd = (cwd or Path.cwd()).absolute()
+    total_memory = total_memory or _total_memory()
+    cpu_count = cpu_count or len(os.sched_getaffinity(0))
+    command_line = parse_command_line(argv)
+    cli = _read_cli(command_line)
+    env = _read_env(environ)
+    file = _read_config_file(cli, env, cwd)
+
+    values: dict[str, Any] = {option.name: option.default for option in OPTIONS}
+    origins = {option.name: "the default" for option in OPTIONS}
+    for layer in (file, env, cli):
+        for name, (value, origin) in layer.items():
+            values[name] = value
+            origins[name] = origin
+    for option in OPTIONS:
+        if option.kind is Kind.PATH and values[option.name] is not None:
+            values[option.name] = cwd / values[option.name]
+
+    warnings = _derive_defaults(values, origins, total_memory, cpu_count)
+    config = Config(**values)
+    warnings += check_launch_rules(config, origins, total_memory)
+    shard_id = _read_shard_id(command_line.shard_id, config.shards, origins["shards"])
+    return LoadedConfig(command_line.subcommand, config, warnings, shard_id)
+
+
+def _read_cli(command_line: CommandLine) -> _Layer:
+    layer: _Layer = {}
+    for name, raw in command_line.values.items():
+        option = BY_NAME[name]
+        where = f"command-line option `{option.flag}`"
+        layer[name] = (raw if isinstance(raw, bool) else _read(option, raw, where, read_text), where)
+    return layer
+
+
+def _read_env(environ: Mapping[str, str]) -> _Layer:
+    """Unknown ``SEARCH_*`` variables are ignored: the environment is shared with other software.
+
+    Empty variables count as unset, as ``VAR=${UNSET}`` in compose files produces them.
+    """
+    layer: _Layer = {}
+    for option in OPTIONS:
+        raw = environ.get(option.env_var)
+        if raw:
+            where = f"environment variable `{option.env_var}`"
+            layer[option.name] = (_read(option, raw, where, read_text), where)
+    return layer
+
+
+def _read_config_file(cli: _Layer, env: _Layer, cwd: Path) -> _Layer:
+    """The default ``./config.toml`` may be absent; a path the user chose must exist."""
+    chosen = cli.get("config_file_path") or env.get("config_file_path")
+    path = cwd / (chosen[0] if chosen else cast(Path, BY_NAME["config_file_path"].default))
+    if chosen is None and not path.exists():
+        return {}
+    try:
+        with path.open("rb") as file:
+            table = tomllib.load(file)
+    except (OSError, tomllib.TOMLDecodeError) as error:
+        given = f" (given by {chosen[1]})" if chosen else ""
+        reason = error.strerror if isinstance(error, OSError) else error
+        raise ConfigError(f"Cannot read the config file `{path}`{given}: {reason}.") from error
+    layer: _Layer = {}
+    for key, value in table.items():
+        option = BY_NAME.get(key)
+        if key == "config_file_path":
+            raise ConfigError(
+                f"The config file `{path}` sets `config_file_path`, which only the command line "
+                f"(`--config-file-path`) or the environment (`SEARCH_CONFIG_FILE_PATH`) can set."
+            )
+        if option is None:
+            close = difflib.get_close_matches(key, BY_NAME, n=1)
+            hint = f" Did you mean `{close[0]}`?" if close else ""
+            raise ConfigError(f"Unknown key `{key}` in the config file `{path}`.{hint}")
+        where = f"key `{key}` of the config file `{path}`"
+        layer[key] = (_read(option, value, where, read_toml), where)
+    return layer
+
+
+def _read(option: Option, raw: Any, where: str, reader: Callable[[Option, Any], object]) -> object:
+    try:
+        return reader(option, raw)
+    except ValueError as error:
+        shown = raw if isinstance(raw, str) else json.dumps(raw, default=str)
+        raise ConfigError(f"Invalid value `{shown}` for `{option.name}`, set by {where}: {error}.") from None
+
+
+def _derive_defaults(
+    values: dict[str, Any], origins: Mapping[str, str], total_memory: int, cpus: int
+) -> list[str]:
+    """Fill the defaults that depend on the machine, and cap the thread count to it."""
+    warnings: list[str] = []
+    if values["max_indexing_memory"] is None:
+        values["max_indexing_memory"] = total_memory * 2 // 3
+    if values["max_indexing_threads"] is None:
+        values["max_indexing_threads"] = max(1, cpus // 2)
+    elif values["max_indexing_threads"] > cpus:
+        warnings.append(
+            f"`max_indexing_threads` is {values['max_indexing_threads']} (set by "
+            f"{origins['max_indexing_threads']}) but this machine has {cpus} cores; using {cpus}."
+        )
+        values["max_indexing_threads"] = cpus
+    if values["experimental_limit_batched_tasks_total_size"] is None:
+        values["experimental_limit_batched_tasks_total_size"] = min(
+            values["max_indexing_memory"] // 2, _BATCH_SIZE_CAP
+        )
+    if values["shards"] is None:
+        values["shards"] = cpus
+    return warnings
+
+
+def _read_shard_id(raw: str | None, shards: int, shards_origin: str) -> int | None:
+    if raw is None:
+        return None
+    if not raw.strip().isdecimal() or not 0 <= int(raw) < shards:
+        raise ConfigError(
+            f"Invalid value `{raw}` for command-line option `--id`: expected a shard number from 0 to "
+            f"{shards - 1}, as there are {shards} shards (`shards` set by {shards_origin})."
+        )
+    return int(raw)
+
+
+def _total_memory() -> int:
+    """Physical memory, or the cgroup (container) limit when that is lower."""
+    try:
+        with open("/proc/meminfo") as meminfo:
+            total = next(int(line.split()[1]) * 1024 for line in meminfo if line.startswith("MemTotal:"))
+    except (OSError, StopIteration, ValueError):
+        total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    try:
+        limit = Path("/sys/fs/cgroup/memory.max").read_text().strip()
+    except OSError:
+        return total
+    return min(total, int(limit)) if limit.isdecimal() else total

@@ -1,0 +1,3 @@
+from google.protobuf import descriptor as _descriptor
+
+DESCRIPTOR: _descriptor.FileDescriptor

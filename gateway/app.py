@@ -1,0 +1,62 @@
+"""The gateway process: a Sanic app speaking the public HTTP API."""
+
+from __future__ import annotations
+
+from sanic import Request, Sanic
+
+from common.config import Config
+from common.layout import DataLayout
+from common.logging import get_logger
+from gateway.cluster import Cluster
+from gateway.http import cors
+from gateway.http.body import decode_body
+from gateway.http.errors import handle_exception
+from gateway.http.routing import PREFLIGHT_PATH, GatewayRouter
+from gateway.routes import health, search, version
+
+log = get_logger(__name__)
+
+
+def create_app(config: Config, name: str = "sift") -> Sanic:
+    app = Sanic(name, router=GatewayRouter(), configure_logging=False)
+    app.config.REQUEST_MAX_SIZE = config.http_payload_size_limit
+    app.config.NOISY_EXCEPTIONS = False
+    app.ctx.config = config
+    app.add_route(cors.preflight, PREFLIGHT_PATH, methods=["OPTIONS"])
+    for module in (health, version, search):
+        app.blueprint(module.bp)
+    app.error_handler.add(Exception, handle_exception)
+    app.on_request(_decode_request_body)
+    app.on_response(cors.add_cors_headers)
+
+    @app.before_server_start
+    async def connect(app: Sanic) -> None:
+        app.ctx.cluster = Cluster(DataLayout(config.db_path), config.shards)
+
+    @app.after_server_stop
+    async def disconnect(app: Sanic) -> None:
+        await app.ctx.cluster.close()
+
+    return app
+
+
+def _decode_request_body(request: Request) -> None:
+    if request.body:
+        request.body = decode_body(
+            request.body,
+            request.headers.get("content-encoding"),
+            request.app.ctx.config.http_payload_size_limit,
+        )
+
+
+def serve(config: Config) -> None:
+    """Run the gateway in this process (the launcher supervises it; no Sanic worker manager)."""
+    host, port = split_http_addr(config.http_addr)
+    app = create_app(config)
+    log.info("gateway listening", http_addr=config.http_addr)
+    app.run(host=host, port=port, single_process=True, access_log=False, motd=False)
+
+
+def split_http_addr(http_addr: str) -> tuple[str, int]:
+    host, _, port = http_addr.rpartition(":")
+    return host.strip("[]"), int(port)

@@ -1,0 +1,1 @@
+"""One blueprint per API resource, named after it."""

@@ -1,0 +1,92 @@
+"""``sift serve``: start, supervise and stop the real process tree."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import time
+
+import httpx
+import pytest
+
+from tests.support.cluster import RunningCluster
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    with open(f"/proc/{pid}/stat") as stat:
+        return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
+
+
+@pytest.mark.parametrize("stop_signal", [signal.SIGTERM, signal.SIGINT])
+def test_clean_shutdown_stops_every_child_and_exits_zero(stop_signal: signal.Signals) -> None:
+    running = RunningCluster(shards=2).start()
+    try:
+        children = running.child_pids()
+        assert set(children) == {"gateway", "scheduler", "shard-0", "shard-1"}
+        assert running.process is not None
+        running.process.send_signal(stop_signal)
+        assert running.process.wait(timeout=30) == 0
+        deadline = time.monotonic() + 5
+        while any(_alive(pid) for pid in children.values()) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not [name for name, pid in children.items() if _alive(pid)]
+        assert not running.layout.shard_socket(0).exists() or running.backend_pid("shard-0") is None
+    finally:
+        running.stop()
+
+
+@pytest.mark.parametrize("victim", ["shard-1", "scheduler", "gateway"])
+def test_killed_child_is_restarted_within_ten_seconds(victim: str) -> None:
+    with RunningCluster(shards=2) as running:
+        old_pid = running.child_pids()[victim]
+        os.kill(old_pid, signal.SIGKILL)
+        killed_at = time.monotonic()
+        while running.child_pids().get(victim) in (None, old_pid):
+            assert time.monotonic() - killed_at < 10, f"{victim} was not restarted"
+            time.sleep(0.05)
+        running.wait_healthy(timeout=10 - (time.monotonic() - killed_at))
+        assert time.monotonic() - killed_at < 10
+        if victim != "gateway":
+            assert running.backend_pid(victim) == running.child_pids()[victim]
+        response = httpx.post(f"{running.url}/indexes/movies/search", json={"q": "back"})
+        assert response.status_code == 200
+        assert any(victim in line and "child died" in line for line in running.output)
+
+
+def test_killing_the_launcher_takes_the_children_down() -> None:
+    running = RunningCluster(shards=1).start()
+    try:
+        children = running.child_pids()
+        assert running.process is not None
+        running.process.kill()
+        running.process.wait()
+        deadline = time.monotonic() + 10
+        while any(_alive(pid) for pid in children.values()) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not [name for name, pid in children.items() if _alive(pid)]
+    finally:
+        running.stop()
+
+
+def test_child_that_cannot_start_fails_the_launch_with_its_reason() -> None:
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        running = RunningCluster(shards=1)
+        running.args[running.args.index("--http-addr") + 1] = f"127.0.0.1:{port}"
+        with pytest.raises(RuntimeError):
+            running.start(timeout=60)
+        assert running.process is not None
+        assert running.process.wait(timeout=30) != 0
+        time.sleep(0.2)
+        text = "\n".join(running.output)
+        assert "the cluster could not start" in text
+        assert "gateway exited with code" in text
+        assert "address already in use" in text.lower()
+        running.stop()
