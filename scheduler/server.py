@@ -24,6 +24,7 @@ class SchedulerService(scheduler_pb2_grpc.SchedulerServicer):
 
 async def serve(layout: DataLayout) -> None:
     socket = layout.scheduler_socket
+    layout.create()
     layout.scheduler_dir.mkdir(parents=True, exist_ok=True)
     server = aio_server(socket)
     scheduler_pb2_grpc.add_SchedulerServicer_to_server(SchedulerService(), server)

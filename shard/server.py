@@ -35,6 +35,7 @@ class ShardService(shard_pb2_grpc.ShardServicer):
 
 async def serve(layout: DataLayout, shard_id: int) -> None:
     socket = layout.shard_socket(shard_id)
+    layout.create()
     layout.shard_dir(shard_id).mkdir(parents=True, exist_ok=True)
     server = aio_server(socket)
     shard_pb2_grpc.add_ShardServicer_to_server(ShardService(shard_id), server)

@@ -1,7 +1,6 @@
-from typing import ClassVar as _ClassVar
-
 from google.protobuf import descriptor as _descriptor
 from google.protobuf import message as _message
+from typing import ClassVar as _ClassVar, Optional as _Optional
 
 DESCRIPTOR: _descriptor.FileDescriptor
 
@@ -10,11 +9,11 @@ class HealthRequest(_message.Message):
     def __init__(self) -> None: ...
 
 class HealthReply(_message.Message):
-    __slots__ = ("pid", "process", "status")
+    __slots__ = ("process", "status", "pid")
     PROCESS_FIELD_NUMBER: _ClassVar[int]
     STATUS_FIELD_NUMBER: _ClassVar[int]
     PID_FIELD_NUMBER: _ClassVar[int]
     process: str
     status: str
     pid: int
-    def __init__(self, process: str | None = ..., status: str | None = ..., pid: int | None = ...) -> None: ...
+    def __init__(self, process: _Optional[str] = ..., status: _Optional[str] = ..., pid: _Optional[int] = ...) -> None: ...

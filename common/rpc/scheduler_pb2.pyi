@@ -1,3 +1,5 @@
+from common.rpc import health_pb2 as _health_pb2
 from google.protobuf import descriptor as _descriptor
+from typing import ClassVar as _ClassVar
 
 DESCRIPTOR: _descriptor.FileDescriptor

@@ -1,7 +1,7 @@
-from typing import ClassVar as _ClassVar
-
+from common.rpc import health_pb2 as _health_pb2
 from google.protobuf import descriptor as _descriptor
 from google.protobuf import message as _message
+from typing import ClassVar as _ClassVar, Optional as _Optional
 
 DESCRIPTOR: _descriptor.FileDescriptor
 
@@ -11,12 +11,12 @@ class SearchRequest(_message.Message):
     QUERY_JSON_FIELD_NUMBER: _ClassVar[int]
     index_uid: str
     query_json: bytes
-    def __init__(self, index_uid: str | None = ..., query_json: bytes | None = ...) -> None: ...
+    def __init__(self, index_uid: _Optional[str] = ..., query_json: _Optional[bytes] = ...) -> None: ...
 
 class SearchReply(_message.Message):
-    __slots__ = ("candidates", "hits_json")
+    __slots__ = ("hits_json", "candidates")
     HITS_JSON_FIELD_NUMBER: _ClassVar[int]
     CANDIDATES_FIELD_NUMBER: _ClassVar[int]
     hits_json: bytes
     candidates: int
-    def __init__(self, hits_json: bytes | None = ..., candidates: int | None = ...) -> None: ...
+    def __init__(self, hits_json: _Optional[bytes] = ..., candidates: _Optional[int] = ...) -> None: ...
