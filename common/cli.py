@@ -50,7 +50,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     else:
         from scheduler.server import serve as serve_scheduler
 
-        _run_async(serve_scheduler(layout))
+        _run_async(serve_scheduler(config))
     return 0
 
 

@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 import grpc
+import orjson
 
+from common.errors import ApiError
 from common.layout import DataLayout
-from common.rpc import health_pb2, scheduler_pb2_grpc, shard_pb2, shard_pb2_grpc
+from common.partition import shard_of
+from common.rpc import health_pb2, json_pb2, scheduler_pb2, scheduler_pb2_grpc, shard_pb2, shard_pb2_grpc
 from common.rpc.channels import aio_channel
 
 
@@ -26,6 +30,43 @@ class Cluster:
         """One concurrent call per shard: the fan-out cost is one round trip, not N."""
         return list(await asyncio.gather(*(shard.Search(request) for shard in self.shards)))
 
+    async def ask_scheduler(self, method: str, request: dict[str, Any]) -> Any:
+        """Call a JSON-envelope rpc of the scheduler; a contract error in the reply is raised."""
+        rpc = getattr(self.scheduler, method)
+        reply = await rpc(json_pb2.JsonRequest(json=orjson.dumps(request)), wait_for_ready=True, timeout=30)
+        return _unwrap(reply)
+
+    async def register_task(
+        self,
+        task_type: str,
+        index_uid: str | None,
+        params: dict[str, Any],
+        payload: bytes = b"",
+        custom_metadata: str | None = None,
+    ) -> Any:
+        request = scheduler_pb2.RegisterTaskRequest(
+            type=task_type,
+            index_uid=index_uid or "",
+            params_json=orjson.dumps(params),
+            payload=payload,
+            custom_metadata=custom_metadata,
+        )
+        return _unwrap(await self.scheduler.RegisterTask(request, wait_for_ready=True, timeout=60))
+
+    async def ask_shards(self, method: str, request: dict[str, Any]) -> list[Any]:
+        """The same JSON-envelope rpc on every shard, concurrently; replies in shard order."""
+        message = json_pb2.JsonRequest(json=orjson.dumps(request))
+        replies = await asyncio.gather(
+            *(getattr(shard, method)(message, wait_for_ready=True, timeout=30) for shard in self.shards)
+        )
+        return [_unwrap(reply) for reply in replies]
+
+    async def get_document(self, index_uid: str, external_id: str) -> Any:
+        """Only the owning shard is asked."""
+        shard = self.shards[shard_of(external_id, len(self.shards))]
+        request = json_pb2.JsonRequest(json=orjson.dumps({"index": index_uid, "id": external_id}))
+        return _unwrap(await shard.GetDocument(request, wait_for_ready=True, timeout=30))
+
     async def healthy(self, timeout: float = 1.0) -> bool:
         request = health_pb2.HealthRequest()
         calls = [shard.Health(request, timeout=timeout) for shard in self.shards]
@@ -38,3 +79,10 @@ class Cluster:
 
     async def close(self) -> None:
         await asyncio.gather(*(channel.close() for channel in [*self._channels, self._scheduler_channel]))
+
+
+def _unwrap(reply: json_pb2.JsonReply) -> Any:
+    if reply.error_json:
+        error = orjson.loads(reply.error_json)
+        raise ApiError(error["code"], error["message"])
+    return orjson.loads(reply.json)

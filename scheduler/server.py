@@ -1,35 +1,288 @@
-"""The scheduler process: serves gRPC on its unix socket inside the data directory."""
+"""The scheduler process: the task queue and catalog behind gRPC on a unix socket."""
 
 from __future__ import annotations
 
+import asyncio
 import os
+from typing import Any
 
 import grpc
+import orjson
+from pyroaring import BitMap
 
+from common.config import Config
+from common.errors import ApiError
 from common.layout import DataLayout
 from common.logging import get_logger
 from common.process import wait_for_stop_signal
-from common.rpc import health_pb2, scheduler_pb2_grpc
+from common.rpc import health_pb2, json_pb2, scheduler_pb2, scheduler_pb2_grpc
 from common.rpc.channels import aio_server
+from common.timefmt import format_datetime, now_ns
+from scheduler.batching import Limits
+from scheduler.executor import Executor
+from scheduler.queries import match_tasks, seek_page
+from scheduler.shards import ShardClients
+from scheduler.store import SchedulerStore
+from scheduler.tasks import ENQUEUED, new_record, public_task, summarized_task
 
 log = get_logger(__name__)
+_TASK_LIMIT = 1_000_000
+_CLEANUP_BATCH = 100_000
+
+
+def _reply(value: Any) -> json_pb2.JsonReply:
+    return json_pb2.JsonReply(json=orjson.dumps(value))
+
+
+def _error(error: ApiError) -> json_pb2.JsonReply:
+    return json_pb2.JsonReply(error_json=orjson.dumps(error.to_dict()))
 
 
 class SchedulerService(scheduler_pb2_grpc.SchedulerServicer):
+    def __init__(self, store: SchedulerStore, executor: Executor) -> None:
+        self.store = store
+        self.executor = executor
+        self._register_lock = asyncio.Lock()
+
     async def Health(
         self, request: health_pb2.HealthRequest, context: grpc.aio.ServicerContext
     ) -> health_pb2.HealthReply:
         return health_pb2.HealthReply(process="scheduler", status="available", pid=os.getpid())
 
+    async def RegisterTask(
+        self, request: scheduler_pb2.RegisterTaskRequest, context: grpc.aio.ServicerContext
+    ) -> json_pb2.JsonReply:
+        params = orjson.loads(request.params_json or b"{}")
+        details = params.pop("details", None)
+        custom = request.custom_metadata if request.HasField("custom_metadata") else None
+        async with self._register_lock:
+            uid = self.store.get_meta("next_task_uid", 0)
+            if request.type in ("taskCancelation", "taskDeletion"):
+                matched = match_tasks(self.store, params.pop("filters"), self.executor.processing)
+                matched = BitMap(u for u in matched if u < uid)
+                params["matched"] = matched.serialize().hex()
+                details["matchedTasks"] = len(matched)
+            record = new_record(
+                uid, request.type, request.index_uid or None, details, params, now_ns(), custom
+            )
+            with self.store.write() as txn:
+                txn.set_meta("next_task_uid", uid + 1)
+                txn.put_task(record)
+                if request.payload:
+                    txn.put_payload(uid, request.payload)
+        if request.type == "taskCancelation":
+            await self.executor.request_abort(BitMap.deserialize(bytes.fromhex(params["matched"])))
+        self.executor.wake.set()
+        return _reply(summarized_task(record))
 
-async def serve(layout: DataLayout) -> None:
-    socket = layout.scheduler_socket
+    def _view(self, record: dict[str, Any]) -> dict[str, Any]:
+        processing = self.executor.processing
+        return public_task(processing.overlay(record) if processing else record)
+
+    async def GetTask(
+        self, request: json_pb2.JsonRequest, context: grpc.aio.ServicerContext
+    ) -> json_pb2.JsonReply:
+        uid = orjson.loads(request.json)["uid"]
+        record = self.store.get_task(uid)
+        if record is None:
+            return _error(ApiError("task_not_found", f"Task `{uid}` not found."))
+        return _reply(self._view(record))
+
+    async def ListTasks(
+        self, request: json_pb2.JsonRequest, context: grpc.aio.ServicerContext
+    ) -> json_pb2.JsonReply:
+        query = orjson.loads(request.json)
+        matched = match_tasks(self.store, query, self.executor.processing)
+        page, next_uid = seek_page(
+            matched, query.get("limit", 20), query.get("from"), query.get("reverse", False)
+        )
+        results = [self._view(r) for r in _in_order(self.store.get_tasks(page), page)]
+        return _reply(_seek_response(results, len(matched), query, next_uid))
+
+    async def GetBatch(
+        self, request: json_pb2.JsonRequest, context: grpc.aio.ServicerContext
+    ) -> json_pb2.JsonReply:
+        uid = orjson.loads(request.json)["uid"]
+        batch = self._batch(uid)
+        if batch is None:
+            return _error(ApiError("batch_not_found", f"Batch `{uid}` not found."))
+        return _reply(batch)
+
+    async def ListBatches(
+        self, request: json_pb2.JsonRequest, context: grpc.aio.ServicerContext
+    ) -> json_pb2.JsonReply:
+        query = orjson.loads(request.json)
+        uids = BitMap(self.store.batch_uids())
+        processing = self.executor.processing
+        if processing is not None:
+            uids.add(processing.batch_uid)
+        filters = {k: v for k, v in query.items() if k not in ("limit", "from", "reverse", "batchUids")}
+        if any(v is not None for v in filters.values()):
+            tasks = match_tasks(self.store, filters, processing)
+            uids = BitMap(
+                r["batchUid"] if r["batchUid"] is not None else processing.batch_uid  # type: ignore[union-attr]
+                for r in self.store.get_tasks(list(tasks))
+                if r["batchUid"] is not None or (processing and r["uid"] in processing.task_uids)
+            )
+        if query.get("batchUids") is not None:
+            uids &= BitMap(query["batchUids"])
+        page, next_uid = seek_page(
+            uids, query.get("limit", 20), query.get("from"), query.get("reverse", False)
+        )
+        results = [b for b in (self._batch(uid) for uid in page) if b is not None]
+        return _reply(_seek_response(results, len(uids), query, next_uid))
+
+    def _batch(self, uid: int) -> dict[str, Any] | None:
+        processing = self.executor.processing
+        if processing is not None and uid == processing.batch_uid:
+            return _processing_batch(self.store, processing)
+        stored = self.store.get_batch(uid)
+        if stored is None:
+            return None
+        return _public_batch(stored)
+
+    async def GetIndex(
+        self, request: json_pb2.JsonRequest, context: grpc.aio.ServicerContext
+    ) -> json_pb2.JsonReply:
+        uid = orjson.loads(request.json)["uid"]
+        index = self.store.get_index(uid)
+        if index is None:
+            return _error(ApiError("index_not_found", f"Index `{uid}` not found."))
+        return _reply(public_index(index))
+
+    async def ListIndexes(
+        self, request: json_pb2.JsonRequest, context: grpc.aio.ServicerContext
+    ) -> json_pb2.JsonReply:
+        query = orjson.loads(request.json)
+        indexes = sorted(self.store.list_indexes(), key=lambda i: i["uid"].encode())
+        offset, limit = query.get("offset", 0), query.get("limit", 20)
+        results = [public_index(i) for i in indexes[offset : offset + limit]]
+        return _reply({"results": results, "offset": offset, "limit": limit, "total": len(indexes)})
+
+    async def Stats(
+        self, request: json_pb2.JsonRequest, context: grpc.aio.ServicerContext
+    ) -> json_pb2.JsonReply:
+        processing = self.executor.processing
+        indexing = set()
+        if processing is not None:
+            indexing = {r["indexUid"] for r in self.store.get_tasks(list(processing.task_uids))}
+        indexes = {
+            i["uid"]: {"isIndexing": i["uid"] in indexing, "updatedAt": format_datetime(i["updatedNs"])}
+            for i in self.store.list_indexes()
+        }
+        return _reply({"databaseSize": self.store.database_size(), "indexes": indexes})
+
+
+def public_index(index: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "uid": index["uid"],
+        "createdAt": format_datetime(index["createdNs"]),
+        "updatedAt": format_datetime(index["updatedNs"]),
+        "primaryKey": index["primaryKey"],
+    }
+
+
+def _in_order(records: list[dict[str, Any]], uids: list[int]) -> list[dict[str, Any]]:
+    by_uid = {r["uid"]: r for r in records}
+    return [by_uid[u] for u in uids if u in by_uid]
+
+
+def _seek_response(
+    results: list[Any], total: int, query: dict[str, Any], next_uid: int | None
+) -> dict[str, Any]:
+    first = results[0]["uid"] if results else None
+    return {
+        "results": results,
+        "total": total,
+        "limit": query.get("limit", 20),
+        "from": first,
+        "next": next_uid,
+    }
+
+
+def _public_batch(stored: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "uid": stored["uid"],
+        "progress": None,
+        "details": stored["details"],
+        "stats": stored["stats"],
+        "duration": stored["duration"],
+        "startedAt": format_datetime(stored["startedNs"]),
+        "finishedAt": format_datetime(stored["finishedNs"]),
+        "batchStrategy": stored["batchStrategy"],
+    }
+
+
+def _processing_batch(store: SchedulerStore, processing: Any) -> dict[str, Any]:
+    tasks = store.get_tasks(list(processing.task_uids))
+    types: dict[str, int] = {}
+    indexes: dict[str, int] = {}
+    for task in tasks:
+        types[task["type"]] = types.get(task["type"], 0) + 1
+        if task["indexUid"] is not None:
+            indexes[task["indexUid"]] = indexes.get(task["indexUid"], 0) + 1
+    return {
+        "uid": processing.batch_uid,
+        "progress": {
+            "steps": [{"currentStep": "processing tasks", "finished": 0, "total": len(tasks)}],
+            "percentage": 0.0,
+        },
+        "details": {},
+        "stats": {
+            "totalNbTasks": len(tasks),
+            "status": {"processing": len(tasks)},
+            "types": types,
+            "indexUids": indexes,
+        },
+        "duration": None,
+        "startedAt": format_datetime(processing.started_ns),
+        "finishedAt": None,
+        "batchStrategy": "unspecified",
+    }
+
+
+async def _cleanup_old_tasks(store: SchedulerStore, service: SchedulerService) -> None:
+    """Past 1M tasks, enqueue a deletion of the oldest 100k finished ones (core.md §4.7)."""
+    total = len(store.all_task_uids())
+    if total < _TASK_LIMIT:
+        return
+    finished = store.all_task_uids() - store.bitmap(f"status:{ENQUEUED}")
+    oldest = BitMap(list(finished)[:_CLEANUP_BATCH])
+    if len(oldest) < 2:
+        log.warning("task queue is full but has too few finished tasks to delete")
+        return
+    newest = store.get_task(oldest.max())
+    assert newest is not None
+    original = (
+        f"?beforeEnqueuedAt={format_datetime(newest['enqueuedNs'] + 1)}&statuses=succeeded,failed,canceled"
+    )
+    params = {
+        "filters": {"uids": list(oldest)},
+        "details": {"matchedTasks": 0, "deletedTasks": None, "originalFilter": original},
+    }
+    request = scheduler_pb2.RegisterTaskRequest(type="taskDeletion", params_json=orjson.dumps(params))
+    await service.RegisterTask(request, None)  # type: ignore[arg-type]
+
+
+async def serve(config: Config) -> None:
+    layout = DataLayout(config.db_path)
     layout.create()
-    layout.scheduler_dir.mkdir(parents=True, exist_ok=True)
-    server = aio_server(socket)
-    scheduler_pb2_grpc.add_SchedulerServicer_to_server(SchedulerService(), server)
+    store = SchedulerStore(layout.scheduler_dir)
+    shards = ShardClients(layout, config.shards)
+    limits = Limits(
+        config.experimental_max_number_of_batched_tasks, config.experimental_limit_batched_tasks_total_size
+    )
+    executor = Executor(store, shards, limits)
+    service = SchedulerService(store, executor)
+    server = aio_server(layout.scheduler_socket)
+    scheduler_pb2_grpc.add_SchedulerServicer_to_server(service, server)
     await server.start()
-    log.info("scheduler listening", socket=str(socket))
+    await _cleanup_old_tasks(store, service)
+    running = asyncio.create_task(executor.run_forever())
+    log.info("scheduler listening", socket=str(layout.scheduler_socket))
     await wait_for_stop_signal()
+    running.cancel()
     await server.stop(grace=2)
+    await shards.close()
+    store.close()
     log.info("scheduler stopped")

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
+import threading
 
 import grpc
 import orjson
@@ -10,8 +12,9 @@ import orjson
 from common.layout import DataLayout
 from common.logging import get_logger
 from common.process import wait_for_stop_signal
-from common.rpc import health_pb2, shard_pb2, shard_pb2_grpc
+from common.rpc import health_pb2, json_pb2, shard_pb2, shard_pb2_grpc
 from common.rpc.channels import aio_server
+from shard.index import BatchAborted, ShardStore
 
 log = get_logger(__name__)
 
@@ -19,8 +22,10 @@ log = get_logger(__name__)
 class ShardService(shard_pb2_grpc.ShardServicer):
     """gRPC face of one shard; the index work lives in the concern packages of ``shard``."""
 
-    def __init__(self, shard_id: int) -> None:
+    def __init__(self, shard_id: int, store: ShardStore) -> None:
         self.name = f"shard-{shard_id}"
+        self.store = store
+        self._abort_flags: dict[int, threading.Event] = {}
 
     async def Health(
         self, request: health_pb2.HealthRequest, context: grpc.aio.ServicerContext
@@ -32,15 +37,61 @@ class ShardService(shard_pb2_grpc.ShardServicer):
     ) -> shard_pb2.SearchReply:
         return shard_pb2.SearchReply(hits_json=orjson.dumps([]), candidates=0)
 
+    async def ApplyBatch(
+        self, request: shard_pb2.ApplyBatchRequest, context: grpc.aio.ServicerContext
+    ) -> shard_pb2.ApplyBatchReply:
+        """The write transaction runs in a thread so reads keep being served meanwhile."""
+        operations = orjson.loads(request.operations_json)
+        flag = self._abort_flags.setdefault(request.batch_uid, threading.Event())
+        should_abort = flag.is_set if request.abortable else (lambda: False)
+        try:
+            result = await asyncio.to_thread(
+                self.store.apply_batch, request.batch_uid, operations, should_abort
+            )
+        except BatchAborted:
+            return shard_pb2.ApplyBatchReply(aborted=True)
+        finally:
+            self._abort_flags.pop(request.batch_uid, None)
+        return shard_pb2.ApplyBatchReply(result_json=orjson.dumps(result))
+
+    async def AbortBatch(
+        self, request: shard_pb2.AbortBatchRequest, context: grpc.aio.ServicerContext
+    ) -> shard_pb2.AbortBatchReply:
+        self._abort_flags.setdefault(request.batch_uid, threading.Event()).set()
+        return shard_pb2.AbortBatchReply()
+
+    async def GetDocuments(
+        self, request: json_pb2.JsonRequest, context: grpc.aio.ServicerContext
+    ) -> json_pb2.JsonReply:
+        query = orjson.loads(request.json)
+        results, total = self.store.list_documents(
+            query["index"], query["offset"], query["limit"], query.get("ids")
+        )
+        return json_pb2.JsonReply(json=orjson.dumps({"results": results, "total": total}))
+
+    async def GetDocument(
+        self, request: json_pb2.JsonRequest, context: grpc.aio.ServicerContext
+    ) -> json_pb2.JsonReply:
+        query = orjson.loads(request.json)
+        return json_pb2.JsonReply(json=orjson.dumps(self.store.get_document(query["index"], query["id"])))
+
+    async def Stats(
+        self, request: json_pb2.JsonRequest, context: grpc.aio.ServicerContext
+    ) -> json_pb2.JsonReply:
+        query = orjson.loads(request.json)
+        if "index" in query:
+            return json_pb2.JsonReply(json=orjson.dumps(self.store.index_stats(query["index"])))
+        return json_pb2.JsonReply(json=orjson.dumps({"databaseSize": self.store.database_size()}))
+
 
 async def serve(layout: DataLayout, shard_id: int) -> None:
-    socket = layout.shard_socket(shard_id)
     layout.create()
-    layout.shard_dir(shard_id).mkdir(parents=True, exist_ok=True)
-    server = aio_server(socket)
-    shard_pb2_grpc.add_ShardServicer_to_server(ShardService(shard_id), server)
+    store = ShardStore(layout.shard_dir(shard_id))
+    server = aio_server(layout.shard_socket(shard_id))
+    shard_pb2_grpc.add_ShardServicer_to_server(ShardService(shard_id, store), server)
     await server.start()
-    log.info("shard listening", socket=str(socket))
+    log.info("shard listening", socket=str(layout.shard_socket(shard_id)))
     await wait_for_stop_signal()
     await server.stop(grace=2)
+    store.close()
     log.info("shard stopped")

@@ -4,6 +4,8 @@ import grpc
 import warnings
 
 from common.rpc import health_pb2 as common_dot_rpc_dot_health__pb2
+from common.rpc import json_pb2 as common_dot_rpc_dot_json__pb2
+from common.rpc import scheduler_pb2 as common_dot_rpc_dot_scheduler__pb2
 
 GRPC_GENERATED_VERSION = '1.85.1'
 GRPC_VERSION = grpc.__version__
@@ -39,6 +41,46 @@ class SchedulerStub:
                 request_serializer=common_dot_rpc_dot_health__pb2.HealthRequest.SerializeToString,
                 response_deserializer=common_dot_rpc_dot_health__pb2.HealthReply.FromString,
                 _registered_method=True)
+        self.RegisterTask = channel.unary_unary(
+                '/sift.v1.Scheduler/RegisterTask',
+                request_serializer=common_dot_rpc_dot_scheduler__pb2.RegisterTaskRequest.SerializeToString,
+                response_deserializer=common_dot_rpc_dot_json__pb2.JsonReply.FromString,
+                _registered_method=True)
+        self.GetTask = channel.unary_unary(
+                '/sift.v1.Scheduler/GetTask',
+                request_serializer=common_dot_rpc_dot_json__pb2.JsonRequest.SerializeToString,
+                response_deserializer=common_dot_rpc_dot_json__pb2.JsonReply.FromString,
+                _registered_method=True)
+        self.ListTasks = channel.unary_unary(
+                '/sift.v1.Scheduler/ListTasks',
+                request_serializer=common_dot_rpc_dot_json__pb2.JsonRequest.SerializeToString,
+                response_deserializer=common_dot_rpc_dot_json__pb2.JsonReply.FromString,
+                _registered_method=True)
+        self.GetBatch = channel.unary_unary(
+                '/sift.v1.Scheduler/GetBatch',
+                request_serializer=common_dot_rpc_dot_json__pb2.JsonRequest.SerializeToString,
+                response_deserializer=common_dot_rpc_dot_json__pb2.JsonReply.FromString,
+                _registered_method=True)
+        self.ListBatches = channel.unary_unary(
+                '/sift.v1.Scheduler/ListBatches',
+                request_serializer=common_dot_rpc_dot_json__pb2.JsonRequest.SerializeToString,
+                response_deserializer=common_dot_rpc_dot_json__pb2.JsonReply.FromString,
+                _registered_method=True)
+        self.GetIndex = channel.unary_unary(
+                '/sift.v1.Scheduler/GetIndex',
+                request_serializer=common_dot_rpc_dot_json__pb2.JsonRequest.SerializeToString,
+                response_deserializer=common_dot_rpc_dot_json__pb2.JsonReply.FromString,
+                _registered_method=True)
+        self.ListIndexes = channel.unary_unary(
+                '/sift.v1.Scheduler/ListIndexes',
+                request_serializer=common_dot_rpc_dot_json__pb2.JsonRequest.SerializeToString,
+                response_deserializer=common_dot_rpc_dot_json__pb2.JsonReply.FromString,
+                _registered_method=True)
+        self.Stats = channel.unary_unary(
+                '/sift.v1.Scheduler/Stats',
+                request_serializer=common_dot_rpc_dot_json__pb2.JsonRequest.SerializeToString,
+                response_deserializer=common_dot_rpc_dot_json__pb2.JsonReply.FromString,
+                _registered_method=True)
 
 
 class SchedulerServicer:
@@ -50,6 +92,62 @@ class SchedulerServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def RegisterTask(self, request, context):
+        """Durably enqueues a task (fsync before the reply) and returns the summarized task.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def GetTask(self, request, context):
+        """{"uid"} -> task object
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ListTasks(self, request, context):
+        """task filters + {"limit", "from", "reverse"} -> {"results", "total", "limit", "from", "next"}
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def GetBatch(self, request, context):
+        """{"uid"} -> batch object
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ListBatches(self, request, context):
+        """same filters as ListTasks -> seek page of batch objects
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def GetIndex(self, request, context):
+        """{"uid"} -> index object
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ListIndexes(self, request, context):
+        """{"offset", "limit"} -> {"results", "offset", "limit", "total"}
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def Stats(self, request, context):
+        """{} -> {"databaseSize", "indexes": {uid: {"isIndexing", "updatedAt"}}}
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_SchedulerServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -57,6 +155,46 @@ def add_SchedulerServicer_to_server(servicer, server):
                     servicer.Health,
                     request_deserializer=common_dot_rpc_dot_health__pb2.HealthRequest.FromString,
                     response_serializer=common_dot_rpc_dot_health__pb2.HealthReply.SerializeToString,
+            ),
+            'RegisterTask': grpc.unary_unary_rpc_method_handler(
+                    servicer.RegisterTask,
+                    request_deserializer=common_dot_rpc_dot_scheduler__pb2.RegisterTaskRequest.FromString,
+                    response_serializer=common_dot_rpc_dot_json__pb2.JsonReply.SerializeToString,
+            ),
+            'GetTask': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetTask,
+                    request_deserializer=common_dot_rpc_dot_json__pb2.JsonRequest.FromString,
+                    response_serializer=common_dot_rpc_dot_json__pb2.JsonReply.SerializeToString,
+            ),
+            'ListTasks': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListTasks,
+                    request_deserializer=common_dot_rpc_dot_json__pb2.JsonRequest.FromString,
+                    response_serializer=common_dot_rpc_dot_json__pb2.JsonReply.SerializeToString,
+            ),
+            'GetBatch': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetBatch,
+                    request_deserializer=common_dot_rpc_dot_json__pb2.JsonRequest.FromString,
+                    response_serializer=common_dot_rpc_dot_json__pb2.JsonReply.SerializeToString,
+            ),
+            'ListBatches': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListBatches,
+                    request_deserializer=common_dot_rpc_dot_json__pb2.JsonRequest.FromString,
+                    response_serializer=common_dot_rpc_dot_json__pb2.JsonReply.SerializeToString,
+            ),
+            'GetIndex': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetIndex,
+                    request_deserializer=common_dot_rpc_dot_json__pb2.JsonRequest.FromString,
+                    response_serializer=common_dot_rpc_dot_json__pb2.JsonReply.SerializeToString,
+            ),
+            'ListIndexes': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListIndexes,
+                    request_deserializer=common_dot_rpc_dot_json__pb2.JsonRequest.FromString,
+                    response_serializer=common_dot_rpc_dot_json__pb2.JsonReply.SerializeToString,
+            ),
+            'Stats': grpc.unary_unary_rpc_method_handler(
+                    servicer.Stats,
+                    request_deserializer=common_dot_rpc_dot_json__pb2.JsonRequest.FromString,
+                    response_serializer=common_dot_rpc_dot_json__pb2.JsonReply.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -86,6 +224,222 @@ class Scheduler:
             '/sift.v1.Scheduler/Health',
             common_dot_rpc_dot_health__pb2.HealthRequest.SerializeToString,
             common_dot_rpc_dot_health__pb2.HealthReply.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def RegisterTask(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/sift.v1.Scheduler/RegisterTask',
+            common_dot_rpc_dot_scheduler__pb2.RegisterTaskRequest.SerializeToString,
+            common_dot_rpc_dot_json__pb2.JsonReply.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetTask(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/sift.v1.Scheduler/GetTask',
+            common_dot_rpc_dot_json__pb2.JsonRequest.SerializeToString,
+            common_dot_rpc_dot_json__pb2.JsonReply.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListTasks(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/sift.v1.Scheduler/ListTasks',
+            common_dot_rpc_dot_json__pb2.JsonRequest.SerializeToString,
+            common_dot_rpc_dot_json__pb2.JsonReply.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetBatch(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/sift.v1.Scheduler/GetBatch',
+            common_dot_rpc_dot_json__pb2.JsonRequest.SerializeToString,
+            common_dot_rpc_dot_json__pb2.JsonReply.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListBatches(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/sift.v1.Scheduler/ListBatches',
+            common_dot_rpc_dot_json__pb2.JsonRequest.SerializeToString,
+            common_dot_rpc_dot_json__pb2.JsonReply.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetIndex(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/sift.v1.Scheduler/GetIndex',
+            common_dot_rpc_dot_json__pb2.JsonRequest.SerializeToString,
+            common_dot_rpc_dot_json__pb2.JsonReply.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListIndexes(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/sift.v1.Scheduler/ListIndexes',
+            common_dot_rpc_dot_json__pb2.JsonRequest.SerializeToString,
+            common_dot_rpc_dot_json__pb2.JsonReply.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Stats(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/sift.v1.Scheduler/Stats',
+            common_dot_rpc_dot_json__pb2.JsonRequest.SerializeToString,
+            common_dot_rpc_dot_json__pb2.JsonReply.FromString,
             options,
             channel_credentials,
             insecure,

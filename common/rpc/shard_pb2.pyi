@@ -1,4 +1,5 @@
 from common.rpc import health_pb2 as _health_pb2
+from common.rpc import json_pb2 as _json_pb2
 from google.protobuf import descriptor as _descriptor
 from google.protobuf import message as _message
 from typing import ClassVar as _ClassVar, Optional as _Optional
@@ -20,3 +21,31 @@ class SearchReply(_message.Message):
     hits_json: bytes
     candidates: int
     def __init__(self, hits_json: _Optional[bytes] = ..., candidates: _Optional[int] = ...) -> None: ...
+
+class ApplyBatchRequest(_message.Message):
+    __slots__ = ("batch_uid", "operations_json", "abortable")
+    BATCH_UID_FIELD_NUMBER: _ClassVar[int]
+    OPERATIONS_JSON_FIELD_NUMBER: _ClassVar[int]
+    ABORTABLE_FIELD_NUMBER: _ClassVar[int]
+    batch_uid: int
+    operations_json: bytes
+    abortable: bool
+    def __init__(self, batch_uid: _Optional[int] = ..., operations_json: _Optional[bytes] = ..., abortable: _Optional[bool] = ...) -> None: ...
+
+class ApplyBatchReply(_message.Message):
+    __slots__ = ("result_json", "aborted")
+    RESULT_JSON_FIELD_NUMBER: _ClassVar[int]
+    ABORTED_FIELD_NUMBER: _ClassVar[int]
+    result_json: bytes
+    aborted: bool
+    def __init__(self, result_json: _Optional[bytes] = ..., aborted: _Optional[bool] = ...) -> None: ...
+
+class AbortBatchRequest(_message.Message):
+    __slots__ = ("batch_uid",)
+    BATCH_UID_FIELD_NUMBER: _ClassVar[int]
+    batch_uid: int
+    def __init__(self, batch_uid: _Optional[int] = ...) -> None: ...
+
+class AbortBatchReply(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...

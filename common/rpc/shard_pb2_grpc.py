@@ -4,6 +4,7 @@ import grpc
 import warnings
 
 from common.rpc import health_pb2 as common_dot_rpc_dot_health__pb2
+from common.rpc import json_pb2 as common_dot_rpc_dot_json__pb2
 from common.rpc import shard_pb2 as common_dot_rpc_dot_shard__pb2
 
 GRPC_GENERATED_VERSION = '1.85.1'
@@ -45,6 +46,31 @@ class ShardStub:
                 request_serializer=common_dot_rpc_dot_shard__pb2.SearchRequest.SerializeToString,
                 response_deserializer=common_dot_rpc_dot_shard__pb2.SearchReply.FromString,
                 _registered_method=True)
+        self.ApplyBatch = channel.unary_unary(
+                '/sift.v1.Shard/ApplyBatch',
+                request_serializer=common_dot_rpc_dot_shard__pb2.ApplyBatchRequest.SerializeToString,
+                response_deserializer=common_dot_rpc_dot_shard__pb2.ApplyBatchReply.FromString,
+                _registered_method=True)
+        self.AbortBatch = channel.unary_unary(
+                '/sift.v1.Shard/AbortBatch',
+                request_serializer=common_dot_rpc_dot_shard__pb2.AbortBatchRequest.SerializeToString,
+                response_deserializer=common_dot_rpc_dot_shard__pb2.AbortBatchReply.FromString,
+                _registered_method=True)
+        self.GetDocuments = channel.unary_unary(
+                '/sift.v1.Shard/GetDocuments',
+                request_serializer=common_dot_rpc_dot_json__pb2.JsonRequest.SerializeToString,
+                response_deserializer=common_dot_rpc_dot_json__pb2.JsonReply.FromString,
+                _registered_method=True)
+        self.GetDocument = channel.unary_unary(
+                '/sift.v1.Shard/GetDocument',
+                request_serializer=common_dot_rpc_dot_json__pb2.JsonRequest.SerializeToString,
+                response_deserializer=common_dot_rpc_dot_json__pb2.JsonReply.FromString,
+                _registered_method=True)
+        self.Stats = channel.unary_unary(
+                '/sift.v1.Shard/Stats',
+                request_serializer=common_dot_rpc_dot_json__pb2.JsonRequest.SerializeToString,
+                response_deserializer=common_dot_rpc_dot_json__pb2.JsonReply.FromString,
+                _registered_method=True)
 
 
 class ShardServicer:
@@ -64,6 +90,42 @@ class ShardServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def ApplyBatch(self, request, context):
+        """Applies this shard's part of a batch in one transaction that records the batch uid: re-sending
+        a batch returns the recorded result and changes nothing.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def AbortBatch(self, request, context):
+        """Asks a running abortable ApplyBatch to roll back (task cancelation of a processing batch).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def GetDocuments(self, request, context):
+        """{"index", "offset", "limit", "ids"?} -> {"results": [[internal id, document]], "total"}
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def GetDocument(self, request, context):
+        """{"index", "id"} -> the document or JSON null
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def Stats(self, request, context):
+        """{"index"} -> {"numberOfDocuments", "rawDocumentDbSize", "fieldDistribution"}; {} -> {"databaseSize"}
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_ShardServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -76,6 +138,31 @@ def add_ShardServicer_to_server(servicer, server):
                     servicer.Search,
                     request_deserializer=common_dot_rpc_dot_shard__pb2.SearchRequest.FromString,
                     response_serializer=common_dot_rpc_dot_shard__pb2.SearchReply.SerializeToString,
+            ),
+            'ApplyBatch': grpc.unary_unary_rpc_method_handler(
+                    servicer.ApplyBatch,
+                    request_deserializer=common_dot_rpc_dot_shard__pb2.ApplyBatchRequest.FromString,
+                    response_serializer=common_dot_rpc_dot_shard__pb2.ApplyBatchReply.SerializeToString,
+            ),
+            'AbortBatch': grpc.unary_unary_rpc_method_handler(
+                    servicer.AbortBatch,
+                    request_deserializer=common_dot_rpc_dot_shard__pb2.AbortBatchRequest.FromString,
+                    response_serializer=common_dot_rpc_dot_shard__pb2.AbortBatchReply.SerializeToString,
+            ),
+            'GetDocuments': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetDocuments,
+                    request_deserializer=common_dot_rpc_dot_json__pb2.JsonRequest.FromString,
+                    response_serializer=common_dot_rpc_dot_json__pb2.JsonReply.SerializeToString,
+            ),
+            'GetDocument': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetDocument,
+                    request_deserializer=common_dot_rpc_dot_json__pb2.JsonRequest.FromString,
+                    response_serializer=common_dot_rpc_dot_json__pb2.JsonReply.SerializeToString,
+            ),
+            'Stats': grpc.unary_unary_rpc_method_handler(
+                    servicer.Stats,
+                    request_deserializer=common_dot_rpc_dot_json__pb2.JsonRequest.FromString,
+                    response_serializer=common_dot_rpc_dot_json__pb2.JsonReply.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -132,6 +219,141 @@ class Shard:
             '/sift.v1.Shard/Search',
             common_dot_rpc_dot_shard__pb2.SearchRequest.SerializeToString,
             common_dot_rpc_dot_shard__pb2.SearchReply.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ApplyBatch(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/sift.v1.Shard/ApplyBatch',
+            common_dot_rpc_dot_shard__pb2.ApplyBatchRequest.SerializeToString,
+            common_dot_rpc_dot_shard__pb2.ApplyBatchReply.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def AbortBatch(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/sift.v1.Shard/AbortBatch',
+            common_dot_rpc_dot_shard__pb2.AbortBatchRequest.SerializeToString,
+            common_dot_rpc_dot_shard__pb2.AbortBatchReply.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetDocuments(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/sift.v1.Shard/GetDocuments',
+            common_dot_rpc_dot_json__pb2.JsonRequest.SerializeToString,
+            common_dot_rpc_dot_json__pb2.JsonReply.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetDocument(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/sift.v1.Shard/GetDocument',
+            common_dot_rpc_dot_json__pb2.JsonRequest.SerializeToString,
+            common_dot_rpc_dot_json__pb2.JsonReply.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Stats(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/sift.v1.Shard/Stats',
+            common_dot_rpc_dot_json__pb2.JsonRequest.SerializeToString,
+            common_dot_rpc_dot_json__pb2.JsonReply.FromString,
             options,
             channel_credentials,
             insecure,

@@ -1,0 +1,239 @@
+"""``/indexes/{uid}/documents`` (core.md §3.3): reads fan out to shards, writes become tasks."""
+
+from __future__ import annotations
+
+import heapq
+from typing import Any
+
+import orjson
+from sanic import Blueprint, HTTPResponse, Request
+
+from common.documents import PayloadFormat, is_valid_document_id, parse_payload
+from common.documents.primary_key import invalid_document_id_error
+from common.errors import ApiError
+from common.validation import STAR, Kind, Param, QueryKind, QuerySchema, Schema, Spec
+from gateway.http.requests import checked_index_uid, json_body, parse_query
+from gateway.http.responses import json_response
+
+bp = Blueprint("documents")
+
+_WRITE_QUERY = QuerySchema(
+    {
+        "primaryKey": Param(QueryKind.STRING, code="invalid_index_primary_key"),
+        "csvDelimiter": Param(QueryKind.STRING, code="invalid_document_csv_delimiter"),
+        "customMetadata": Param(QueryKind.STRING, code="invalid_index_custom_metadata"),
+        "skipCreation": Param(QueryKind.STRING, code="invalid_skip_creation"),
+    }
+)
+_DELETE_QUERY = QuerySchema({"customMetadata": Param(QueryKind.STRING, code="invalid_index_custom_metadata")})
+_READ_QUERY = QuerySchema(
+    {
+        "offset": Param(QueryKind.POSITIVE_INTEGER, code="invalid_document_offset"),
+        "limit": Param(QueryKind.POSITIVE_INTEGER, code="invalid_document_limit"),
+        "fields": Param(QueryKind.STRING_LIST, code="invalid_document_fields", star=True),
+        "retrieveVectors": Param(QueryKind.BOOLEAN, code="invalid_document_retrieve_vectors"),
+        "ids": Param(QueryKind.STRING_LIST, code="invalid_document_ids"),
+        "filter": Param(QueryKind.STRING, code="invalid_document_filter"),
+        "sort": Param(QueryKind.STRING_LIST, code="invalid_document_sort"),
+    }
+)
+_ONE_QUERY = QuerySchema(
+    {
+        "fields": Param(QueryKind.STRING_LIST, code="invalid_document_fields", star=True),
+        "retrieveVectors": Param(QueryKind.BOOLEAN, code="invalid_document_retrieve_vectors"),
+    }
+)
+_FETCH = Schema(
+    {
+        "offset": Spec(Kind.POSITIVE_INTEGER, code="invalid_document_offset"),
+        "limit": Spec(Kind.POSITIVE_INTEGER, code="invalid_document_limit"),
+        "fields": Spec(Kind.ARRAY, nullable=True, code="invalid_document_fields", items=Spec(Kind.STRING)),
+        "retrieveVectors": Spec(Kind.BOOLEAN, code="invalid_document_retrieve_vectors"),
+        "ids": Spec(
+            Kind.ARRAY, nullable=True, code="invalid_document_ids", items=Spec(Kind.STRING | Kind.INTEGER)
+        ),
+        "filter": Spec(Kind.STRING | Kind.ARRAY, nullable=True, code="invalid_document_filter"),
+        "sort": Spec(Kind.ARRAY, nullable=True, code="invalid_document_sort", items=Spec(Kind.STRING)),
+    }
+)
+_DELETE_BY_FILTER = Schema(
+    {
+        "filter": Spec(
+            Kind.STRING | Kind.ARRAY,
+            code="invalid_document_filter",
+            required=True,
+            missing_code="missing_document_filter",
+        )
+    }
+)
+
+
+def _custom_metadata(query: dict[str, Any]) -> str | None:
+    value = query.get("customMetadata")
+    return value if isinstance(value, str) else None
+
+
+async def _add_or_update(request: Request, index_uid: str, method: str) -> HTTPResponse:
+    uid = checked_index_uid(index_uid)
+    query = parse_query(request, _WRITE_QUERY)
+    skip = query.get("skipCreation", "false")
+    if skip.lower() not in ("true", "false"):
+        raise ApiError(
+            "invalid_skip_creation", f"skipCreation must be either `true` or `false`. Found: `{skip}`"
+        )
+    fmt = PayloadFormat.from_content_type(request.headers.get("content-type"), query.get("csvDelimiter"))
+    documents = parse_payload(request.body, fmt)
+    params = {
+        "method": method,
+        "primaryKey": query.get("primaryKey"),
+        "skipCreation": skip.lower() == "true",
+        "allowIndexCreation": True,
+        "details": {"receivedDocuments": len(documents), "indexedDocuments": None},
+    }
+    task = await request.app.ctx.cluster.register_task(
+        "documentAdditionOrUpdate", uid, params, orjson.dumps(documents), _custom_metadata(query)
+    )
+    return json_response(task, status=202)
+
+
+@bp.post("/indexes/<index_uid:str>/documents")
+async def add_documents(request: Request, index_uid: str) -> HTTPResponse:
+    return await _add_or_update(request, index_uid, "replace")
+
+
+@bp.put("/indexes/<index_uid:str>/documents")
+async def update_documents(request: Request, index_uid: str) -> HTTPResponse:
+    return await _add_or_update(request, index_uid, "update")
+
+
+async def _delete(request: Request, index_uid: str, params: dict[str, Any]) -> HTTPResponse:
+    uid = checked_index_uid(index_uid)
+    query = parse_query(request, _DELETE_QUERY)
+    task = await request.app.ctx.cluster.register_task(
+        "documentDeletion", uid, params, b"", _custom_metadata(query)
+    )
+    return json_response(task, status=202)
+
+
+@bp.delete("/indexes/<index_uid:str>/documents/<document_id:str>")
+async def delete_document(request: Request, index_uid: str, document_id: str) -> HTTPResponse:
+    details = {"providedIds": 1, "deletedDocuments": None, "originalFilter": None}
+    return await _delete(request, index_uid, {"kind": "ids", "ids": [document_id], "details": details})
+
+
+@bp.post("/indexes/<index_uid:str>/documents/delete-batch")
+async def delete_documents_batch(request: Request, index_uid: str) -> HTTPResponse:
+    checked_index_uid(index_uid)
+    body = json_body(request)
+    if not isinstance(body, list):
+        found = orjson.dumps(body).decode()
+        raise ApiError("bad_request", f"Json deserialize error: invalid type: {found}, expected a sequence")
+    ids = [value if isinstance(value, str) else orjson.dumps(value).decode() for value in body]
+    details = {"providedIds": len(ids), "deletedDocuments": None, "originalFilter": None}
+    return await _delete(request, index_uid, {"kind": "ids", "ids": ids, "details": details})
+
+
+@bp.delete("/indexes/<index_uid:str>/documents")
+async def clear_documents(request: Request, index_uid: str) -> HTTPResponse:
+    return await _delete(request, index_uid, {"kind": "clear", "details": {"deletedDocuments": None}})
+
+
+@bp.post("/indexes/<index_uid:str>/documents/delete")
+async def delete_by_filter(request: Request, index_uid: str) -> HTTPResponse:
+    uid = checked_index_uid(index_uid)
+    body = _DELETE_BY_FILTER.validate(json_body(request))
+    await _require_index(request, uid)
+    raise _not_filterable(body["filter"], "invalid_document_filter")
+
+
+def _not_filterable(filter_value: Any, code: str) -> ApiError:
+    """Filters arrive with the filterable-attributes settings; until then no attribute is filterable."""
+    if filter_value in ("", []):
+        return ApiError(code, "Sending an empty filter is forbidden.")
+    return ApiError(
+        code,
+        "Index has no filterable attributes: the filter "
+        f"`{orjson.dumps(filter_value).decode()}` cannot be applied. This index does not have configured "
+        "filterable attributes.",
+    )
+
+
+async def _require_index(request: Request, uid: str) -> None:
+    await request.app.ctx.cluster.ask_scheduler("GetIndex", {"uid": uid})
+
+
+@bp.get("/indexes/<index_uid:str>/documents")
+async def get_documents(request: Request, index_uid: str) -> HTTPResponse:
+    uid = checked_index_uid(index_uid)
+    query = parse_query(request, _READ_QUERY)
+    await _require_index(request, uid)
+    if query.get("filter") is not None:
+        raise _not_filterable(query["filter"], "invalid_document_filter")
+    if query.get("sort"):
+        raise ApiError(
+            "invalid_document_sort", "Sorting documents needs sortable attributes; none is configured."
+        )
+    return json_response(await _read_page(request, uid, query))
+
+
+@bp.post("/indexes/<index_uid:str>/documents/fetch")
+async def fetch_documents(request: Request, index_uid: str) -> HTTPResponse:
+    uid = checked_index_uid(index_uid)
+    body = _FETCH.validate(json_body(request))
+    await _require_index(request, uid)
+    if body.get("filter") is not None:
+        raise _not_filterable(body["filter"], "invalid_document_filter")
+    if body.get("sort"):
+        raise ApiError(
+            "invalid_document_sort", "Sorting documents needs sortable attributes; none is configured."
+        )
+    if body.get("ids") is not None:
+        body["ids"] = [i if isinstance(i, str) else str(i) for i in body["ids"]]
+    return json_response(await _read_page(request, uid, body))
+
+
+async def _read_page(request: Request, uid: str, query: dict[str, Any]) -> dict[str, Any]:
+    offset, limit = query.get("offset", 0), query.get("limit", 20)
+    ids = query.get("ids")
+    for position, external_id in enumerate(ids or []):
+        if not is_valid_document_id(external_id):
+            detail = invalid_document_id_error(external_id).message
+            raise ApiError("invalid_document_ids", f"In `.ids[{position}]`: {detail}")
+    replies = await request.app.ctx.cluster.ask_shards(
+        "GetDocuments", {"index": uid, "offset": 0, "limit": offset + limit, "ids": ids}
+    )
+    merged = heapq.merge(
+        *[
+            [(internal_id, shard, doc) for internal_id, doc in reply["results"]]
+            for shard, reply in enumerate(replies)
+        ]
+    )
+    page = [doc for _, _, doc in list(merged)[offset : offset + limit]]
+    fields = query.get("fields")
+    retrieve_vectors = bool(query.get("retrieveVectors", False))
+    results = [_project(doc, fields, retrieve_vectors) for doc in page]
+    return {"results": results, "offset": offset, "limit": limit, "total": sum(r["total"] for r in replies)}
+
+
+def _project(document: dict[str, Any], fields: Any, retrieve_vectors: bool) -> dict[str, Any]:
+    if fields is not None and fields is not STAR:
+        document = {
+            k: v for k, v in document.items() if k in fields or any(f.startswith(f"{k}.") for f in fields)
+        }
+    if not retrieve_vectors:
+        document.pop("_vectors", None)
+    return document
+
+
+@bp.get("/indexes/<index_uid:str>/documents/<document_id:str>")
+async def get_document(request: Request, index_uid: str, document_id: str) -> HTTPResponse:
+    uid = checked_index_uid(index_uid)
+    query = parse_query(request, _ONE_QUERY)
+    await _require_index(request, uid)
+    if not is_valid_document_id(document_id):
+        error = invalid_document_id_error(document_id)
+        raise ApiError(error.code, error.message)
+    document = await request.app.ctx.cluster.get_document(uid, document_id)
+    if document is None:
+        raise ApiError("document_not_found", f"Document `{document_id}` not found.")
+    return json_response(_project(document, query.get("fields"), bool(query.get("retrieveVectors", False))))

@@ -1,0 +1,87 @@
+"""Turning a batch's document tasks into per-shard operations (CPU work, run off the event loop)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+
+from common.documents import DocumentError, extract_document_id, infer_primary_key
+from common.errors import ApiError
+from common.partition import shard_of
+
+
+@dataclass
+class DocumentPlan:
+    """Per-shard operations plus what the catalog must learn (a primary key) and which tasks failed."""
+
+    operations: list[list[dict[str, Any]]]
+    primary_key: str | None
+    failures: dict[int, dict[str, str]] = field(default_factory=dict)
+
+
+def plan_documents(
+    index_uid: str,
+    tasks: list[dict[str, Any]],
+    payloads: dict[int, bytes],
+    primary_key: str | None,
+    shard_count: int,
+) -> DocumentPlan:
+    plan = DocumentPlan([[] for _ in range(shard_count)], primary_key)
+    for task in tasks:
+        uid = task["uid"]
+        if task["type"] == "documentAdditionOrUpdate":
+            try:
+                _plan_addition(plan, index_uid, task, orjson.loads(payloads[uid]), shard_count)
+            except DocumentError as error:
+                plan.failures[uid] = error.to_error()
+        elif task["params"]["kind"] == "ids":
+            per_shard: list[list[str]] = [[] for _ in range(shard_count)]
+            for external_id in task["params"]["ids"]:
+                per_shard[shard_of(external_id, shard_count)].append(external_id)
+            for shard, ids in enumerate(per_shard):
+                plan.operations[shard].append(
+                    {"op": "deleteDocuments", "task": uid, "index": index_uid, "ids": ids}
+                )
+        else:
+            for shard_ops in plan.operations:
+                shard_ops.append({"op": "clearDocuments", "task": uid, "index": index_uid})
+    return plan
+
+
+def _plan_addition(
+    plan: DocumentPlan,
+    index_uid: str,
+    task: dict[str, Any],
+    documents: list[dict[str, Any]],
+    shard_count: int,
+) -> None:
+    params = task["params"]
+    wanted = params.get("primaryKey")
+    if plan.primary_key is not None and wanted is not None and wanted != plan.primary_key:
+        raise DocumentError(
+            "index_primary_key_already_exists",
+            f"Index `{index_uid}`: Index already has a primary key: `{plan.primary_key}`.",
+        )
+    primary_key = plan.primary_key or wanted or infer_primary_key(documents[0] if documents else None)
+    per_shard: list[list[list[Any]]] = [[] for _ in range(shard_count)]
+    for document in documents:
+        external_id = extract_document_id(document, primary_key)
+        per_shard[shard_of(external_id, shard_count)].append([external_id, document])
+    plan.primary_key = primary_key
+    for shard, docs in enumerate(per_shard):
+        plan.operations[shard].append(
+            {
+                "op": "addDocuments",
+                "task": task["uid"],
+                "index": index_uid,
+                "mode": params.get("method", "replace"),
+                "skipCreation": params.get("skipCreation", False),
+                "documents": docs,
+            }
+        )
+
+
+def index_not_found_error(index_uid: str) -> dict[str, str]:
+    return ApiError("index_not_found", f"Index `{index_uid}` not found.").to_dict()

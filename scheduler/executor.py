@@ -1,0 +1,410 @@
+"""Runs batches one at a time: dispatch to shards, then commit every task's outcome at once.
+
+Order of durability: the batch is recorded as in flight, shards apply and record it, then one
+scheduler transaction commits the task outcomes, the catalog and the batch. After a crash the
+in-flight batch is re-run with the same uid before anything else; shards answer it from their record.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+from typing import Any
+
+from pyroaring import BitMap
+
+from common.errors import ApiError
+from common.logging import get_logger
+from common.timefmt import format_duration, now_ns
+from scheduler.batching import BatchPlan, Limits, plan_next_batch
+from scheduler.documents import index_not_found_error, plan_documents
+from scheduler.queries import Processing
+from scheduler.shards import ShardClients
+from scheduler.store import SchedulerStore, Txn
+from scheduler.tasks import CANCELED, ENQUEUED, FAILED, FINISHED, SUCCEEDED, finish
+
+log = get_logger(__name__)
+_DOCUMENT_TYPES = {"documentAdditionOrUpdate", "documentDeletion"}
+
+
+@dataclass
+class Outcome:
+    status: str
+    counts: dict[str, int] = field(default_factory=dict)
+    error: dict[str, str] | None = None
+
+
+class BatchAborted(Exception):
+    """Every shard rolled the batch back after a cancelation."""
+
+
+class Executor:
+    def __init__(self, store: SchedulerStore, shards: ShardClients, limits: Limits) -> None:
+        self.store = store
+        self.shards = shards
+        self.limits = limits
+        self.processing: Processing | None = None
+        self.wake = asyncio.Event()
+        self._abort_requested = False
+
+    async def run_forever(self) -> None:
+        in_flight = self.store.get_meta("current_batch")
+        if in_flight is not None:
+            log.info("resuming in-flight batch", batch_uid=in_flight["uid"])
+            plan = BatchPlan(self.store.get_tasks(in_flight["tasks"]), in_flight["strategy"])
+            await self._run(plan, in_flight["uid"], in_flight["startedNs"], abortable=False)
+        while True:
+            plan = plan_next_batch(self.store, self.limits)
+            if plan is None:
+                self.wake.clear()
+                await self.wake.wait()
+                continue
+            batch_uid = self.store.get_meta("next_batch_uid", 0)
+            started = now_ns()
+            with self.store.write() as txn:
+                txn.set_meta("next_batch_uid", batch_uid + 1)
+                txn.set_meta(
+                    "current_batch",
+                    {
+                        "uid": batch_uid,
+                        "tasks": [t["uid"] for t in plan.tasks],
+                        "startedNs": started,
+                        "strategy": plan.strategy,
+                    },
+                )
+            await self._run(plan, batch_uid, started, abortable=True)
+
+    async def request_abort(self, task_uids: BitMap) -> None:
+        """A cancelation matched tasks of the running batch: roll it back if shards still can."""
+        if self.processing is not None and task_uids & self.processing.task_uids:
+            self._abort_requested = True
+            await self.shards.abort(self.processing.batch_uid)
+
+    async def _run(self, plan: BatchPlan, batch_uid: int, started: int, abortable: bool) -> None:
+        self.processing = Processing(batch_uid, started, BitMap(t["uid"] for t in plan.tasks))
+        self._abort_requested = False
+        try:
+            outcomes, catalog = await self._execute(plan, batch_uid, abortable)
+        except BatchAborted:
+            log.info("batch rolled back by a cancelation", batch_uid=batch_uid)
+            with self.store.write() as txn:
+                txn.set_meta("current_batch", None)
+            self.processing = None
+            return
+        except Exception as error:
+            log.error("batch failed", batch_uid=batch_uid, exc_info=error)
+            failure = ApiError("internal", f"An internal error occurred: {error}.").to_dict()
+            outcomes, catalog = {t["uid"]: Outcome(FAILED, error=failure) for t in plan.tasks}, []
+        self._commit(plan, batch_uid, started, outcomes, catalog)
+        self.processing = None
+
+    def _commit(
+        self,
+        plan: BatchPlan,
+        batch_uid: int,
+        started: int,
+        outcomes: dict[int, Outcome],
+        catalog: list[tuple[str, Any]],
+    ) -> None:
+        finished = now_ns()
+        with self.store.write() as txn:
+            for change, value in catalog:
+                _apply_catalog_change(txn, change, value)
+            statuses: dict[str, int] = {}
+            types: dict[str, int] = {}
+            indexes: dict[str, int] = {}
+            for task in plan.tasks:
+                record = txn.get_task(task["uid"])
+                if record is None or record["status"] in FINISHED:
+                    continue
+                previous = dict(record)
+                outcome = outcomes[task["uid"]]
+                record["batchUid"] = batch_uid
+                record["startedNs"] = started
+                finish(record, outcome.status, finished, outcome.counts, outcome.error)
+                txn.put_task(record, previous)
+                txn.delete_payload(record["uid"])
+                statuses[outcome.status] = statuses.get(outcome.status, 0) + 1
+                types[record["type"]] = types.get(record["type"], 0) + 1
+                if record["indexUid"] is not None:
+                    indexes[record["indexUid"]] = indexes.get(record["indexUid"], 0) + 1
+            txn.put_batch(
+                {
+                    "uid": batch_uid,
+                    "progress": None,
+                    "details": _aggregate_details(plan.tasks, outcomes),
+                    "stats": {
+                        "totalNbTasks": len(plan.tasks),
+                        "status": statuses,
+                        "types": types,
+                        "indexUids": indexes,
+                    },
+                    "duration": format_duration(finished - started),
+                    "startedNs": started,
+                    "finishedNs": finished,
+                    "batchStrategy": plan.strategy,
+                    "tasks": [t["uid"] for t in plan.tasks],
+                }
+            )
+            txn.set_meta("current_batch", None)
+
+    async def _execute(
+        self, plan: BatchPlan, batch_uid: int, abortable: bool
+    ) -> tuple[dict[int, Outcome], list[tuple[str, Any]]]:
+        first = plan.tasks[0]
+        kind = first["type"]
+        if kind == "taskCancelation":
+            return self._cancel(first), []
+        if kind == "taskDeletion":
+            return self._delete_tasks(plan.tasks), []
+        if kind == "indexSwap":
+            return await self._swap(first, batch_uid)
+        if kind == "indexCreation":
+            return await self._create_index(first, batch_uid)
+        if kind == "indexUpdate":
+            return await self._update_index(first, batch_uid)
+        return await self._index_batch(plan.tasks, batch_uid, abortable)
+
+    async def _dispatch(
+        self, batch_uid: int, operations: list[list[dict[str, Any]]], abortable: bool
+    ) -> dict:
+        """Apply on every shard; if only some rolled back after a cancel, finish them: too late to cancel."""
+        replies = await self.shards.apply(batch_uid, operations, abortable)
+        aborted = [shard for shard, (_, was_aborted) in enumerate(replies) if was_aborted]
+        if aborted and len(aborted) == len(replies):
+            raise BatchAborted
+        results = [result for result, _ in replies]
+        for shard in aborted:
+            results[shard] = await self.shards.apply_to(shard, batch_uid, operations[shard])
+        counts: dict[str, dict[str, int]] = {}
+        for result in results:
+            for task_uid, task_counts in result.get("tasks", {}).items():
+                merged = counts.setdefault(task_uid, {})
+                for name, value in task_counts.items():
+                    merged[name] = merged.get(name, 0) + value
+        return counts
+
+    def _every_shard(self, operation: dict[str, Any]) -> list[list[dict[str, Any]]]:
+        return [[operation] for _ in range(self.shards.count)]
+
+    async def _create_index(self, task: dict[str, Any], batch_uid: int) -> tuple[dict[int, Outcome], list]:
+        uid = task["indexUid"]
+        if self.store.get_index(uid) is not None:
+            error = ApiError("index_already_exists", f"Index `{uid}` already exists.").to_dict()
+            return {task["uid"]: Outcome(FAILED, error=error)}, []
+        await self._dispatch(batch_uid, self._every_shard({"op": "createIndex", "index": uid}), False)
+        now = now_ns()
+        index = {
+            "uid": uid,
+            "createdNs": now,
+            "updatedNs": now,
+            "primaryKey": task["params"].get("primaryKey"),
+        }
+        return {task["uid"]: Outcome(SUCCEEDED)}, [("put", index)]
+
+    async def _update_index(self, task: dict[str, Any], batch_uid: int) -> tuple[dict[int, Outcome], list]:
+        uid = task["indexUid"]
+        index = self.store.get_index(uid)
+        if index is None:
+            return {task["uid"]: Outcome(FAILED, error=index_not_found_error(uid))}, []
+        params = task["params"]
+        changes: list[tuple[str, Any]] = []
+        updated = {**index, "updatedNs": now_ns()}
+        wanted = params.get("primaryKey")
+        if wanted is not None and wanted != index["primaryKey"]:
+            if index["primaryKey"] is not None and await self.shards.document_count(uid) > 0:
+                error = ApiError(
+                    "index_primary_key_already_exists",
+                    f"Index `{uid}`: Index already has a primary key: `{index['primaryKey']}`.",
+                ).to_dict()
+                return {task["uid"]: Outcome(FAILED, error=error)}, []
+            updated["primaryKey"] = wanted
+        new_uid = params.get("newUid")
+        if new_uid is not None and new_uid != uid:
+            if self.store.get_index(new_uid) is not None:
+                error = ApiError("index_already_exists", f"Index `{new_uid}` already exists.").to_dict()
+                return {task["uid"]: Outcome(FAILED, error=error)}, []
+            await self._dispatch(
+                batch_uid, self._every_shard({"op": "renameIndex", "from": uid, "to": new_uid}), False
+            )
+            changes.append(("delete", uid))
+            changes.append(("relabel", {uid: new_uid}))
+            updated["uid"] = new_uid
+        changes.append(("put", updated))
+        return {task["uid"]: Outcome(SUCCEEDED)}, changes
+
+    async def _swap(self, task: dict[str, Any], batch_uid: int) -> tuple[dict[int, Outcome], list]:
+        swaps = task["params"]["swaps"]
+        missing = [
+            uid
+            for swap in swaps
+            for uid in (swap["indexes"] if not swap.get("rename") else swap["indexes"][:1])
+            if self.store.get_index(uid) is None
+        ]
+        if missing:
+            message = (
+                f"Index `{missing[0]}` not found."
+                if len(missing) == 1
+                else "Indexes " + ", ".join(f"`{m}`" for m in missing) + " not found."
+            )
+            return {task["uid"]: Outcome(FAILED, error=ApiError("index_not_found", message).to_dict())}, []
+        for swap in swaps:
+            a, b = swap["indexes"]
+            if swap.get("rename") and self.store.get_index(b) is not None:
+                message = (
+                    f"Cannot rename `{a}` to `{b}` as the index already exists. "
+                    f"Hint: You can remove `{b}` first and then do your remove."
+                )
+                return {
+                    task["uid"]: Outcome(FAILED, error=ApiError("index_already_exists", message).to_dict())
+                }, []
+        operations: list[dict[str, Any]] = []
+        changes: list[tuple[str, Any]] = []
+        relabel: dict[str, str] = {}
+        now = now_ns()
+        for swap in swaps:
+            a, b = swap["indexes"]
+            index_a = self.store.get_index(a)
+            assert index_a is not None
+            if swap.get("rename"):
+                operations.append({"op": "renameIndex", "from": a, "to": b})
+                changes += [("delete", a), ("put", {**index_a, "uid": b, "updatedNs": now})]
+                relabel[a] = b
+            else:
+                index_b = self.store.get_index(b)
+                assert index_b is not None
+                operations.append({"op": "swapIndexes", "a": a, "b": b})
+                changes += [
+                    ("put", {**index_b, "uid": a, "updatedNs": now}),
+                    ("put", {**index_a, "uid": b, "updatedNs": now}),
+                ]
+                relabel[a], relabel[b] = b, a
+        await self._dispatch(batch_uid, [list(operations) for _ in range(self.shards.count)], False)
+        changes.append(("relabel", relabel))
+        return {task["uid"]: Outcome(SUCCEEDED)}, changes
+
+    async def _index_batch(
+        self, tasks: list[dict[str, Any]], batch_uid: int, abortable: bool
+    ) -> tuple[dict[int, Outcome], list]:
+        uid = tasks[0]["indexUid"]
+        index = self.store.get_index(uid)
+        outcomes: dict[int, Outcome] = {}
+        changes: list[tuple[str, Any]] = []
+        deletion = next((t for t in tasks if t["type"] == "indexDeletion"), None)
+        if deletion is not None:
+            for task in tasks:
+                if task is not deletion:
+                    outcomes[task["uid"]] = Outcome(SUCCEEDED)
+            if index is None:
+                outcomes[deletion["uid"]] = Outcome(FAILED, error=index_not_found_error(uid))
+                return outcomes, changes
+            counts = await self._dispatch(
+                batch_uid,
+                self._every_shard({"op": "deleteIndex", "index": uid, "task": deletion["uid"]}),
+                abortable,
+            )
+            outcomes[deletion["uid"]] = Outcome(
+                SUCCEEDED, counts.get(str(deletion["uid"]), {"deletedDocuments": 0})
+            )
+            return outcomes, [("delete", uid)]
+        runnable = []
+        for task in tasks:
+            creates = task["type"] == "documentAdditionOrUpdate" and task["params"].get(
+                "allowIndexCreation", True
+            )
+            if index is None and not creates:
+                outcomes[task["uid"]] = Outcome(FAILED, error=index_not_found_error(uid))
+            else:
+                runnable.append(task)
+        if not runnable:
+            return outcomes, changes
+        payloads = {
+            t["uid"]: self.store.get_payload(t["uid"]) or b"[]"
+            for t in runnable
+            if t["type"] == "documentAdditionOrUpdate"
+        }
+        primary_key = index["primaryKey"] if index else None
+        plan = await asyncio.to_thread(
+            plan_documents, uid, runnable, payloads, primary_key, self.shards.count
+        )
+        if self._abort_requested:
+            raise BatchAborted
+        counts = await self._dispatch(batch_uid, plan.operations, abortable)
+        for task in runnable:
+            if task["uid"] in plan.failures:
+                outcomes[task["uid"]] = Outcome(FAILED, error=plan.failures[task["uid"]])
+            else:
+                outcomes[task["uid"]] = Outcome(SUCCEEDED, counts.get(str(task["uid"]), {}))
+        now = now_ns()
+        if index is None:
+            index = {"uid": uid, "createdNs": now, "updatedNs": now, "primaryKey": None}
+        changes.append(("put", {**index, "primaryKey": plan.primary_key, "updatedNs": now}))
+        return outcomes, changes
+
+    def _cancel(self, task: dict[str, Any]) -> dict[int, Outcome]:
+        """Cancel the matched tasks still enqueued (a processing batch was rolled back already)."""
+        matched = BitMap.deserialize(bytes.fromhex(task["params"]["matched"]))
+        canceled = 0
+        finished = now_ns()
+        with self.store.write() as txn:
+            for record in self.store.get_tasks(list(matched & self.store.bitmap(f"status:{ENQUEUED}"))):
+                previous = dict(record)
+                record["canceledBy"] = task["uid"]
+                finish(record, CANCELED, finished)
+                txn.put_task(record, previous)
+                txn.delete_payload(record["uid"])
+                canceled += 1
+        return {task["uid"]: Outcome(SUCCEEDED, {"canceledTasks": canceled})}
+
+    def _delete_tasks(self, tasks: list[dict[str, Any]]) -> dict[int, Outcome]:
+        outcomes: dict[int, Outcome] = {}
+        emptied_batches: set[int] = set()
+        with self.store.write() as txn:
+            for task in tasks:
+                matched = BitMap.deserialize(bytes.fromhex(task["params"]["matched"]))
+                deleted = 0
+                for record in self.store.get_tasks(list(matched)):
+                    if record["status"] in FINISHED and txn.get_task(record["uid"]) is not None:
+                        txn.delete_task(record)
+                        if record["batchUid"] is not None:
+                            emptied_batches.add(record["batchUid"])
+                        deleted += 1
+                outcomes[task["uid"]] = Outcome(SUCCEEDED, {"deletedTasks": deleted})
+            for batch_uid in emptied_batches:
+                if not txn.bitmaps.get(f"batchUid:{batch_uid}", self.store.bitmap(f"batchUid:{batch_uid}")):
+                    txn.delete_batch(batch_uid)
+        return outcomes
+
+
+def _apply_catalog_change(txn: Txn, change: str, value: Any) -> None:
+    if change == "put":
+        txn.put_index(value)
+    elif change == "delete":
+        txn.delete_index(value)
+    elif change == "relabel":
+        _relabel_tasks(txn, value)
+
+
+def _relabel_tasks(txn: Txn, mapping: dict[str, str]) -> None:
+    """History follows the data: earlier tasks of a renamed or swapped index take its new uid."""
+    records = [r for old in mapping for r in txn.store.get_tasks(list(txn.store.bitmap(f"indexUid:{old}")))]
+    for record in records:
+        previous = dict(record)
+        record["indexUid"] = mapping[previous["indexUid"]]
+        txn.put_task(record, previous)
+
+
+def _aggregate_details(tasks: list[dict[str, Any]], outcomes: dict[int, Outcome]) -> dict[str, Any]:
+    details: dict[str, Any] = {}
+    for task in tasks:
+        for name, value in (task["details"] or {}).items():
+            counted = (
+                outcomes[task["uid"]].counts.get(name, value)
+                if name in outcomes[task["uid"]].counts
+                else value
+            )
+            if isinstance(counted, int) and not isinstance(counted, bool):
+                details[name] = details.get(name, 0) + counted
+            elif name not in details:
+                details[name] = counted
+    return details

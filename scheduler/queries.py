@@ -1,0 +1,113 @@
+"""Task and batch filters (core.md §3.4.4, §3.5), resolved on the per-field bitmaps."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from pyroaring import BitMap
+
+from scheduler.store import SchedulerStore
+from scheduler.tasks import ENQUEUED, PROCESSING
+
+_LIST_FILTERS = {
+    "statuses": "status",
+    "types": "type",
+    "indexUids": "indexUid",
+    "batchUids": "batchUid",
+    "canceledBy": "canceledBy",
+}
+_DATE_FILTERS = {
+    "beforeEnqueuedAt": ("enqueuedNs", False),
+    "afterEnqueuedAt": ("enqueuedNs", True),
+    "beforeStartedAt": ("startedNs", False),
+    "afterStartedAt": ("startedNs", True),
+    "beforeFinishedAt": ("finishedNs", False),
+    "afterFinishedAt": ("finishedNs", True),
+}
+
+
+@dataclass(frozen=True)
+class Processing:
+    """The batch being processed: its tasks show as ``processing`` though stored as ``enqueued``."""
+
+    batch_uid: int
+    started_ns: int
+    task_uids: BitMap
+
+    def overlay(self, record: dict[str, Any]) -> dict[str, Any]:
+        if record["uid"] in self.task_uids and record["status"] == ENQUEUED:
+            return {**record, "status": PROCESSING, "batchUid": self.batch_uid, "startedNs": self.started_ns}
+        return record
+
+
+def match_tasks(store: SchedulerStore, filters: dict[str, Any], processing: Processing | None) -> BitMap:
+    """Uids of the tasks matching every given filter (absent filter or ``None`` = no constraint)."""
+    matched = store.all_task_uids()
+    if filters.get("uids") is not None:
+        matched &= BitMap(filters["uids"])
+    for name, field in _LIST_FILTERS.items():
+        values = filters.get(name)
+        if values is None:
+            continue
+        selected = BitMap()
+        for value in values:
+            selected |= _field_bitmap(store, field, value, processing)
+        matched &= selected
+    return _filter_dates(store, matched, filters, processing)
+
+
+def _field_bitmap(store: SchedulerStore, field: str, value: Any, processing: Processing | None) -> BitMap:
+    if field == "status" and processing is not None:
+        if value == PROCESSING:
+            return BitMap(processing.task_uids) & store.bitmap(f"status:{ENQUEUED}")
+        if value == ENQUEUED:
+            return store.bitmap(f"status:{ENQUEUED}") - processing.task_uids
+    if field == "batchUid" and processing is not None and value == processing.batch_uid:
+        return BitMap(processing.task_uids)
+    return store.bitmap(f"{field}:{value}")
+
+
+def _filter_dates(
+    store: SchedulerStore, matched: BitMap, filters: dict[str, Any], processing: Processing | None
+) -> BitMap:
+    checks: list[Callable[[dict[str, Any]], bool]] = []
+    for name, (field, is_after) in _DATE_FILTERS.items():
+        bound = filters.get(name)
+        if bound is None:
+            continue
+        checks.append(_date_check(field, bound, is_after))
+    if not checks or not matched:
+        return matched
+    kept = BitMap()
+    for record in store.get_tasks(list(matched)):
+        view = processing.overlay(record) if processing else record
+        if all(check(view) for check in checks):
+            kept.add(record["uid"])
+    return kept
+
+
+def _date_check(field: str, bound: int, is_after: bool) -> Callable[[dict[str, Any]], bool]:
+    def check(record: dict[str, Any]) -> bool:
+        value = record[field]
+        if value is None:
+            return False
+        return bool(value > bound if is_after else value < bound)
+
+    return check
+
+
+def seek_page(uids: BitMap, limit: int, from_uid: int | None, reverse: bool) -> tuple[list[int], int | None]:
+    """One page of uids, newest first unless ``reverse``; ``from`` is inclusive. Returns (page, next)."""
+    window = BitMap(uids)
+    if from_uid is not None:
+        bounds = BitMap()
+        if reverse:
+            bounds.add_range(from_uid, 1 << 32)
+        else:
+            bounds.add_range(0, from_uid + 1)
+        window &= bounds
+    ordered = list(window[: limit + 1]) if reverse else list(window[max(0, len(window) - limit - 1) :])[::-1]
+    next_uid = ordered.pop() if len(ordered) > limit else None
+    return ordered, next_uid

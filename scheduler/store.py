@@ -1,0 +1,188 @@
+"""The scheduler's durable state in one LMDB environment.
+
+Tasks, payloads, batches, the index catalog and the filter bitmaps change together in one write
+transaction, committed with fsync before a write is acknowledged. Bitmaps (status, type, index) are
+kept in memory too, since this process is their only writer; memory is updated only after commit.
+"""
+
+from __future__ import annotations
+
+import struct
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import lmdb
+import orjson
+import zstandard
+from pyroaring import BitMap
+
+_U32 = struct.Struct(">I")
+_MAP_SIZE = 1 << 36
+# Task fields with a bitmap per value ("status:enqueued", "batchUid:4", ...), for the task filters.
+INDEXED_FIELDS = ("status", "type", "indexUid", "batchUid", "canceledBy")
+
+
+def _key(uid: int) -> bytes:
+    return _U32.pack(uid)
+
+
+class Txn:
+    """A write transaction over the scheduler's databases, with its bitmap changes staged."""
+
+    def __init__(self, store: SchedulerStore, txn: lmdb.Transaction) -> None:
+        self.store = store
+        self.txn = txn
+        self.bitmaps: dict[str, BitMap] = {}
+
+    def _bitmap(self, name: str) -> BitMap:
+        if name not in self.bitmaps:
+            self.bitmaps[name] = BitMap(self.store.bitmap(name))
+        return self.bitmaps[name]
+
+    def put_task(self, record: dict[str, Any], previous: dict[str, Any] | None = None) -> None:
+        uid = record["uid"]
+        for field in INDEXED_FIELDS:
+            old = previous[field] if previous else None
+            if old != record[field]:
+                if old is not None:
+                    self._bitmap(f"{field}:{old}").discard(uid)
+                if record[field] is not None:
+                    self._bitmap(f"{field}:{record[field]}").add(uid)
+        self.txn.put(_key(uid), orjson.dumps(record), db=self.store.tasks_db)
+
+    def delete_task(self, record: dict[str, Any]) -> None:
+        uid = record["uid"]
+        for field in INDEXED_FIELDS:
+            if record[field] is not None:
+                self._bitmap(f"{field}:{record[field]}").discard(uid)
+        self.txn.delete(_key(uid), db=self.store.tasks_db)
+        self.txn.delete(_key(uid), db=self.store.payloads_db)
+
+    def put_payload(self, uid: int, payload: bytes) -> None:
+        self.txn.put(_key(uid), self.store.compressor.compress(payload), db=self.store.payloads_db)
+
+    def delete_payload(self, uid: int) -> None:
+        self.txn.delete(_key(uid), db=self.store.payloads_db)
+
+    def put_batch(self, batch: dict[str, Any]) -> None:
+        self.txn.put(_key(batch["uid"]), orjson.dumps(batch), db=self.store.batches_db)
+
+    def delete_batch(self, uid: int) -> None:
+        self.txn.delete(_key(uid), db=self.store.batches_db)
+
+    def put_index(self, index: dict[str, Any]) -> None:
+        self.txn.put(index["uid"].encode(), orjson.dumps(index), db=self.store.catalog_db)
+
+    def delete_index(self, uid: str) -> None:
+        self.txn.delete(uid.encode(), db=self.store.catalog_db)
+
+    def set_meta(self, name: str, value: Any) -> None:
+        if value is None:
+            self.txn.delete(name.encode(), db=self.store.meta_db)
+        else:
+            self.txn.put(name.encode(), orjson.dumps(value), db=self.store.meta_db)
+
+    def get_task(self, uid: int) -> dict[str, Any] | None:
+        raw = self.txn.get(_key(uid), db=self.store.tasks_db)
+        return orjson.loads(raw) if raw is not None else None
+
+    def get_index(self, uid: str) -> dict[str, Any] | None:
+        raw = self.txn.get(uid.encode(), db=self.store.catalog_db)
+        return orjson.loads(raw) if raw is not None else None
+
+
+class SchedulerStore:
+    def __init__(self, path: Path) -> None:
+        path.mkdir(parents=True, exist_ok=True)
+        self.env = lmdb.open(str(path), map_size=_MAP_SIZE, max_dbs=8, sync=True, metasync=True)
+        self.tasks_db = self.env.open_db(b"tasks")
+        self.payloads_db = self.env.open_db(b"payloads")
+        self.batches_db = self.env.open_db(b"batches")
+        self.catalog_db = self.env.open_db(b"catalog")
+        self.meta_db = self.env.open_db(b"meta")
+        self.bitmaps_db = self.env.open_db(b"bitmaps")
+        self.compressor = zstandard.ZstdCompressor(level=3)
+        self.decompressor = zstandard.ZstdDecompressor()
+        self._bitmaps: dict[str, BitMap] = {}
+        with self.env.begin(db=self.bitmaps_db) as txn:
+            for name, raw in txn.cursor():
+                self._bitmaps[name.decode()] = BitMap.deserialize(raw)
+
+    def close(self) -> None:
+        self.env.close()
+
+    @contextmanager
+    def write(self) -> Iterator[Txn]:
+        """One durable transaction; in-memory bitmaps change only once it has committed."""
+        with self.env.begin(write=True) as raw:
+            txn = Txn(self, raw)
+            yield txn
+            for name, bitmap in txn.bitmaps.items():
+                if bitmap:
+                    raw.put(name.encode(), bitmap.serialize(), db=self.bitmaps_db)
+                else:
+                    raw.delete(name.encode(), db=self.bitmaps_db)
+        for name, bitmap in txn.bitmaps.items():
+            if bitmap:
+                self._bitmaps[name] = bitmap
+            else:
+                self._bitmaps.pop(name, None)
+
+    def bitmap(self, name: str) -> BitMap:
+        return self._bitmaps.get(name, BitMap())
+
+    def bitmaps_with_prefix(self, prefix: str) -> dict[str, BitMap]:
+        return {name[len(prefix) :]: bm for name, bm in self._bitmaps.items() if name.startswith(prefix)}
+
+    def all_task_uids(self) -> BitMap:
+        return BitMap.union(*self.bitmaps_with_prefix("status:").values()) if self._bitmaps else BitMap()
+
+    def get_task(self, uid: int) -> dict[str, Any] | None:
+        with self.env.begin() as txn:
+            raw = txn.get(_key(uid), db=self.tasks_db)
+        return orjson.loads(raw) if raw is not None else None
+
+    def get_tasks(self, uids: list[int]) -> list[dict[str, Any]]:
+        with self.env.begin() as txn:
+            raws = [txn.get(_key(uid), db=self.tasks_db) for uid in uids]
+        return [orjson.loads(raw) for raw in raws if raw is not None]
+
+    def get_payload(self, uid: int) -> bytes | None:
+        with self.env.begin() as txn:
+            raw = txn.get(_key(uid), db=self.payloads_db)
+        return self.decompressor.decompress(raw) if raw is not None else None
+
+    def payload_size(self, uid: int) -> int:
+        with self.env.begin() as txn:
+            raw = txn.get(_key(uid), db=self.payloads_db)
+        return len(raw) if raw is not None else 0
+
+    def get_batch(self, uid: int) -> dict[str, Any] | None:
+        with self.env.begin() as txn:
+            raw = txn.get(_key(uid), db=self.batches_db)
+        return orjson.loads(raw) if raw is not None else None
+
+    def batch_uids(self) -> list[int]:
+        with self.env.begin(db=self.batches_db) as txn:
+            return [_U32.unpack(key)[0] for key in txn.cursor().iternext(keys=True, values=False)]
+
+    def get_index(self, uid: str) -> dict[str, Any] | None:
+        with self.env.begin() as txn:
+            raw = txn.get(uid.encode(), db=self.catalog_db)
+        return orjson.loads(raw) if raw is not None else None
+
+    def list_indexes(self) -> list[dict[str, Any]]:
+        with self.env.begin(db=self.catalog_db) as txn:
+            return [orjson.loads(raw) for _, raw in txn.cursor()]
+
+    def get_meta(self, name: str, default: Any = None) -> Any:
+        with self.env.begin() as txn:
+            raw = txn.get(name.encode(), db=self.meta_db)
+        return orjson.loads(raw) if raw is not None else default
+
+    def database_size(self) -> int:
+        info = self.env.info()
+        stat = self.env.stat()
+        return int((info["last_pgno"] + 1) * stat["psize"])

@@ -1,0 +1,142 @@
+"""Applying one scheduler batch: every operation in a single write transaction that records its result.
+
+Recording the result under the batch uid in the same transaction is what makes re-sending a batch
+after a crash harmless: either the whole batch and its record are durable, or neither is.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import orjson
+
+from shard.index import catalog
+from shard.index.codec import DocumentCodec
+from shard.index.context import WriteContext
+from shard.index.documents import delete_documents, put_documents
+from shard.index.env import StoreEnv, Txn, batch_key
+
+Operation = dict[str, Any]
+BatchResult = dict[str, Any]
+
+
+def apply_batch(
+    env: StoreEnv,
+    codec: DocumentCodec,
+    batch_uid: int,
+    operations: list[Operation],
+    should_abort: Callable[[], bool],
+) -> BatchResult:
+    """Apply the operations in order, or return the recorded result if the batch was applied before.
+
+    Any exception (including ``BatchAborted``) aborts the transaction, leaving the store unchanged.
+    """
+    key = batch_key(batch_uid)
+    with env.lmdb.begin(write=True) as txn:
+        recorded = txn.get(key, db=env.batches)
+        if recorded is not None:
+            result: BatchResult = orjson.loads(recorded)
+            return result
+        ctx = WriteContext(env, codec, txn, should_abort)
+        applier = _Applier(ctx)
+        for operation in operations:
+            ctx.check_abort()
+            applier.apply(operation)
+        result = applier.result()
+        ctx.flush()
+        txn.put(key, orjson.dumps(result), db=env.batches)
+    return result
+
+
+def recorded_result(env: StoreEnv, txn: Txn, batch_uid: int) -> BatchResult | None:
+    recorded = txn.get(batch_key(batch_uid), db=env.batches)
+    if recorded is None:
+        return None
+    result: BatchResult = orjson.loads(recorded)
+    return result
+
+
+class _Applier:
+    """Dispatches operations and accumulates per-task counts across them."""
+
+    def __init__(self, ctx: WriteContext) -> None:
+        self.ctx = ctx
+        self.env = ctx.env
+        self.txn = ctx.txn
+        self.tasks: dict[str, dict[str, int]] = {}
+        self.touched: set[int] = set()
+        self._handlers: dict[str, Callable[[Operation], None]] = {
+            "createIndex": self._create_index,
+            "deleteIndex": self._delete_index,
+            "renameIndex": self._rename_index,
+            "swapIndexes": self._swap_indexes,
+            "addDocuments": self._add_documents,
+            "deleteDocuments": self._delete_documents,
+            "clearDocuments": self._clear_documents,
+        }
+
+    def apply(self, operation: Operation) -> None:
+        handler = self._handlers.get(operation["op"])
+        if handler is None:
+            raise ValueError(f"unknown shard operation `{operation['op']}`")
+        handler(operation)
+
+    def result(self) -> BatchResult:
+        uids = catalog.uids_by_id(self.env, self.txn)
+        indexes = {
+            uids[index_id]: {"numberOfDocuments": len(self.ctx.state(index_id).live)}
+            for index_id in sorted(self.touched)
+            if index_id in uids
+        }
+        return {"tasks": self.tasks, "indexes": indexes}
+
+    def _count(self, operation: Operation, *, indexed: int = 0, deleted: int = 0) -> None:
+        counts = self.tasks.setdefault(str(operation["task"]), {"indexedDocuments": 0, "deletedDocuments": 0})
+        counts["indexedDocuments"] += indexed
+        counts["deletedDocuments"] += deleted
+
+    def _create_index(self, operation: Operation) -> None:
+        self.touched.add(catalog.ensure(self.env, self.txn, operation["index"]))
+
+    def _delete_index(self, operation: Operation) -> None:
+        index_id = catalog.remove(self.env, self.txn, operation["index"])
+        removed = 0 if index_id is None else self.ctx.wipe_index(index_id)
+        self._count(operation, deleted=removed)
+
+    def _rename_index(self, operation: Operation) -> None:
+        catalog.rename(self.env, self.txn, operation["from"], operation["to"])
+
+    def _swap_indexes(self, operation: Operation) -> None:
+        catalog.swap(self.env, self.txn, operation["a"], operation["b"])
+
+    def _add_documents(self, operation: Operation) -> None:
+        mode = operation["mode"]
+        if mode not in ("replace", "update"):
+            raise ValueError(f"unknown document write mode `{mode}`")
+        index_id = catalog.ensure(self.env, self.txn, operation["index"])
+        self.touched.add(index_id)
+        written = put_documents(
+            self.ctx,
+            index_id,
+            operation["documents"],
+            merge=mode == "update",
+            skip_creation=bool(operation.get("skipCreation", False)),
+        )
+        self._count(operation, indexed=written)
+
+    def _delete_documents(self, operation: Operation) -> None:
+        index_id = catalog.lookup(self.env, self.txn, operation["index"])
+        deleted = 0
+        if index_id is not None:
+            self.touched.add(index_id)
+            deleted = delete_documents(self.ctx, index_id, operation["ids"])
+        self._count(operation, deleted=deleted)
+
+    def _clear_documents(self, operation: Operation) -> None:
+        index_id = catalog.lookup(self.env, self.txn, operation["index"])
+        deleted = 0
+        if index_id is not None:
+            self.touched.add(index_id)
+            deleted = self.ctx.wipe_index(index_id)
+        self._count(operation, deleted=deleted)

@@ -1,0 +1,87 @@
+"""The shard's LMDB environment, its named sub-databases and the key layout the store modules share.
+
+Every per-index key starts with the 4-byte big-endian internal index id, so one index's keys are
+contiguous (prefix scans and wipes touch nothing else) and renaming an index never rewrites them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import struct
+from pathlib import Path
+from typing import TypeAlias
+
+import lmdb
+
+Txn: TypeAlias = "lmdb.Transaction[bytes]"
+
+# LMDB reserves address space, not disk: the file grows only as pages are used.
+MAP_SIZE = 64 << 30
+
+_U32 = struct.Struct(">I")
+_U32_PAIR = struct.Struct(">II")
+_U64 = struct.Struct(">Q")
+
+# LMDB's compiled-in key limit is 511 bytes and external ids may be 511 bytes themselves, so long ids
+# are stored as a prefix plus a digest; the two forms never collide because their lengths differ.
+_MAX_RAW_EXTERNAL_ID = 506
+_HASHED_ID_PREFIX = 475
+
+
+class StoreEnv:
+    """Opens the environment with durable commits (fsync on every write transaction)."""
+
+    def __init__(self, path: Path) -> None:
+        path.mkdir(parents=True, exist_ok=True)
+        self.path = path
+        self.lmdb = lmdb.open(str(path), map_size=MAP_SIZE, max_dbs=8, sync=True, metasync=True)
+        # uid (utf-8) -> internal index id
+        self.catalog = self.lmdb.open_db(b"catalog")
+        # store-wide counters, e.g. the next internal index id
+        self.meta = self.lmdb.open_db(b"meta")
+        # batch uid (u64) -> orjson result
+        self.batches = self.lmdb.open_db(b"batches")
+        # index id + internal doc id -> zstd(orjson(document))
+        self.documents = self.lmdb.open_db(b"documents")
+        # index id + external id -> internal doc id (u32)
+        self.external_ids = self.lmdb.open_db(b"external_ids")
+        # index id + tag -> live doc id bitmap, stats counters
+        self.index_state = self.lmdb.open_db(b"index_state")
+        # Every database keyed by index prefix: wiping an index clears exactly these.
+        self.per_index = (self.documents, self.external_ids, self.index_state)
+
+    def close(self) -> None:
+        self.lmdb.close()
+
+
+def encode_u32(value: int) -> bytes:
+    return _U32.pack(value)
+
+
+def decode_u32(data: bytes) -> int:
+    value: int = _U32.unpack(data)[0]
+    return value
+
+
+def index_prefix(index_id: int) -> bytes:
+    return _U32.pack(index_id)
+
+
+def document_key(index_id: int, doc_id: int) -> bytes:
+    return _U32_PAIR.pack(index_id, doc_id)
+
+
+def document_id_of(key: bytes) -> int:
+    doc_id: int = _U32_PAIR.unpack(key)[1]
+    return doc_id
+
+
+def external_key(index_id: int, external_id: str) -> bytes:
+    raw = external_id.encode()
+    if len(raw) > _MAX_RAW_EXTERNAL_ID:
+        raw = raw[:_HASHED_ID_PREFIX] + hashlib.sha256(raw).digest()
+    return _U32.pack(index_id) + raw
+
+
+def batch_key(batch_uid: int) -> bytes:
+    return _U64.pack(batch_uid)

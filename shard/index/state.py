@@ -1,0 +1,77 @@
+"""Per-index bookkeeping: which internal ids are live, and the counters behind the stats route.
+
+The state is read once per batch, changed in memory, and written back once before the commit, so a
+batch of 100k documents serialises the bitmap once rather than per document.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+from pyroaring import BitMap
+
+from shard.index.env import StoreEnv, Txn, index_prefix
+
+_LIVE = b"live"
+_STATS = b"stats"
+
+
+@dataclass
+class IndexState:
+    live: BitMap = field(default_factory=BitMap)
+    raw_size: int = 0
+    """Bytes of stored (compressed) documents."""
+    fields: dict[str, int] = field(default_factory=dict)
+    """Top-level field name -> number of documents having it."""
+    _free: BitMap | None = field(default=None, init=False, repr=False, compare=False)
+    """Non-live ids handed out first; derived from ``live`` on first allocation, then kept in step."""
+
+    def allocate(self) -> int:
+        """The smallest id not in use, so ids stay dense and are reused after deletions."""
+        if self._free is None:
+            self._free = self.live.flip(0, self.live.max() + 1) if self.live else BitMap()
+        if self._free:
+            doc_id = self._free.min()
+            self._free.remove(doc_id)
+        else:
+            doc_id = self.live.max() + 1 if self.live else 0
+        self.live.add(doc_id)
+        return doc_id
+
+    def release(self, doc_id: int) -> None:
+        self.live.remove(doc_id)
+        if self._free is not None:
+            pass
+
+    def count_fields(self, document: dict[str, Any], delta: int) -> None:
+        for name in document:
+            count = self.fields.get(name, 0) + delta
+            if count:
+                self.fields[name] = count
+            else:
+                del self.fields[name]
+
+
+def load_state(env: StoreEnv, txn: Txn, index_id: int) -> IndexState:
+    prefix = index_prefix(index_id)
+    live = txn.get(prefix + _LIVE, db=env.index_state)
+    stats = txn.get(prefix + _STATS, db=env.index_state)
+    if live is None or stats is None:
+        return IndexState()
+    counters = orjson.loads(stats)
+    return IndexState(BitMap.deserialize(live), counters["rawSize"], counters["fields"])
+
+
+def save_state(env: StoreEnv, txn: Txn, index_id: int, state: IndexState) -> None:
+    """An index without documents keeps no state keys, so emptying it leaves nothing behind."""
+    prefix = index_prefix(index_id)
+    if not state.live:
+        txn.delete(prefix + _LIVE, db=env.index_state)
+        txn.delete(prefix + _STATS, db=env.index_state)
+        return
+    state.live.run_optimize()
+    txn.put(prefix + _LIVE, state.live.serialize(), db=env.index_state)
+    stats = {"rawSize": state.raw_size, "fields": state.fields}
+    txn.put(prefix + _STATS, orjson.dumps(stats), db=env.index_state)

@@ -1,0 +1,78 @@
+"""``ShardStore``: the shard's durable document store, the one entry point the servicer uses."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from shard.index import catalog
+from shard.index.batches import BatchResult, Operation, apply_batch, recorded_result
+from shard.index.codec import DocumentCodec
+from shard.index.documents import Document, read_document, read_documents
+from shard.index.env import StoreEnv
+from shard.index.state import load_state
+
+
+def _never() -> bool:
+    return False
+
+
+class ShardStore:
+    """Partition k of every index, in one LMDB environment under ``path``.
+
+    Writes happen only through ``apply_batch``; reads each use their own read transaction, so they see
+    a consistent snapshot and never block the writer.
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.env = StoreEnv(path)
+        self.codec = DocumentCodec()
+
+    def close(self) -> None:
+        self.env.close()
+
+    def apply_batch(
+        self, batch_uid: int, operations: list[Operation], should_abort: Callable[[], bool] = _never
+    ) -> BatchResult:
+        return apply_batch(self.env, self.codec, batch_uid, operations, should_abort)
+
+    def applied_batch(self, batch_uid: int) -> BatchResult | None:
+        with self.env.lmdb.begin() as txn:
+            return recorded_result(self.env, txn, batch_uid)
+
+    def index_exists(self, index_uid: str) -> bool:
+        with self.env.lmdb.begin() as txn:
+            return catalog.lookup(self.env, txn, index_uid) is not None
+
+    def get_document(self, index_uid: str, external_id: str) -> Document | None:
+        with self.env.lmdb.begin() as txn:
+            index_id = catalog.lookup(self.env, txn, index_uid)
+            if index_id is None:
+                return None
+            return read_document(self.env, self.codec, txn, index_id, external_id)
+
+    def list_documents(
+        self, index_uid: str, offset: int, limit: int, ids: list[str] | None = None
+    ) -> tuple[list[tuple[int, Document]], int]:
+        with self.env.lmdb.begin() as txn:
+            index_id = catalog.lookup(self.env, txn, index_uid)
+            if index_id is None:
+                return [], 0
+            return read_documents(self.env, self.codec, txn, index_id, offset, limit, ids)
+
+    def index_stats(self, index_uid: str) -> dict[str, Any]:
+        """Read from counters kept by every write, so the cost does not grow with the index."""
+        with self.env.lmdb.begin() as txn:
+            index_id = catalog.lookup(self.env, txn, index_uid)
+            if index_id is None:
+                return {"numberOfDocuments": 0, "rawDocumentDbSize": 0, "fieldDistribution": {}}
+            state = load_state(self.env, txn, index_id)
+        return {
+            "numberOfDocuments": len(state.live),
+            "rawDocumentDbSize": state.raw_size,
+            "fieldDistribution": dict(sorted(state.fields.items())),
+        }
+
+    def database_size(self) -> int:
+        return (self.env.path / "data.mdb").stat().st_size

@@ -1,0 +1,26 @@
+"""Helpers for talking to a running cluster through the official client and raw HTTP."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import httpx
+import meilisearch
+
+from tests.support.cluster import RunningCluster
+
+
+def client_for(cluster: RunningCluster, key: str | None = None) -> meilisearch.Client:
+    return meilisearch.Client(cluster.url, key)
+
+
+def wait_task(cluster: RunningCluster, task_uid: int, timeout: float = 30.0) -> dict[str, Any]:
+    """Poll ``GET /tasks/{uid}`` until the task is finished; returns the task object."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        task = httpx.get(f"{cluster.url}/tasks/{task_uid}").json()
+        if task["status"] in ("succeeded", "failed", "canceled"):
+            return dict(task)
+        time.sleep(0.02)
+    raise TimeoutError(f"task {task_uid} not finished: {task}")
