@@ -28,5 +28,8 @@ lint: setup-test
 	$(BIN)/ruff check .
 	$(BIN)/mypy common gateway shard scheduler
 
+bench: setup-test
+	$(BIN)/python -m bench.run fanout
+
 proto: setup-test
 	$(BIN)/python -m common.rpc.generate

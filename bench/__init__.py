@@ -1,0 +1,1 @@
+"""Benchmarks for a real Sift cluster: ``python -m bench.run <scenario>`` prints figures, not verdicts."""

@@ -1,0 +1,136 @@
+"""``python -m bench.run <scenario>``: start a fresh cluster, measure it, print and save the figures.
+
+Runs are interleaved (run 1 at every concurrency, then run 2, ...) so that slow drift of a noisy
+machine spreads over all levels instead of biasing one of them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import subprocess
+import sys
+import time
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+import orjson
+
+from bench.loadgen import REPO_ROOT, LoadProcess, LoadSpec
+from bench.procstat import ProcessSampler, cluster_processes
+from bench.report import peak_memory, render, summarize_level
+from bench.scenarios import SCENARIOS, Scenario
+from tests.support.cluster import RunningCluster
+
+RESULTS_DIR = REPO_ROOT / "bench" / "results"
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="python -m bench.run", description=__doc__.splitlines()[0])
+    parser.add_argument("scenario", choices=sorted(SCENARIOS))
+    parser.add_argument("--shards", type=int, default=2)
+    parser.add_argument(
+        "--concurrency", type=_int_list, default=[1, 16], help="simulated clients, comma-separated (1,16)"
+    )
+    parser.add_argument("--duration", type=float, default=10.0, help="seconds measured per run and level")
+    parser.add_argument("--runs", type=int, default=3, help="runs per level; the table shows their median")
+    parser.add_argument("--warmup", type=float, default=2.0, help="unmeasured seconds before each run")
+    parser.add_argument("--json", type=Path, help="result file; default bench/results/<scenario>-<time>.json")
+    return parser.parse_args(argv)
+
+
+def _int_list(text: str) -> list[int]:
+    values = [int(part) for part in text.split(",") if part.strip()]
+    if not values or min(values) < 1:
+        raise argparse.ArgumentTypeError("expected positive integers such as 1,16")
+    return values
+
+
+def measure(spec: LoadSpec, pids: dict[str, int]) -> dict[str, Any]:
+    """One run at one concurrency: the load generator's figures plus each process's CPU and memory."""
+    load = LoadProcess(spec)
+    sampler = ProcessSampler({**pids, "runner": os.getpid(), "loadgen": load.pid})
+    sampler.start()
+    result: dict[str, Any] | None = None
+    try:
+        for event in load.events():
+            if event["event"] == "measuring":
+                sampler.begin_window()
+            elif event["event"] == "measured":
+                sampler.end_window()
+            elif event["event"] == "result":
+                result = event["result"]
+    finally:
+        figures = sampler.stop()
+        code = load.close()
+    if result is None:
+        raise RuntimeError(f"the load generator exited with code {code} before reporting a result")
+    result["host_cpu_pct"] = round(sampler.host_cpu_pct(), 1)
+    result["processes"] = {name: asdict(f) for name, f in figures.items()}
+    return result
+
+
+def run_scenario(scenario: Scenario, args: argparse.Namespace) -> dict[str, Any]:
+    environment = {
+        "python": platform.python_version(),
+        "cpus": os.cpu_count(),
+        "commit": _commit(),
+        "loadavg_before": os.getloadavg()[0],
+    }
+    started_at = time.strftime("%Y-%m-%dT%H:%M:%S%z")
+    runs: dict[int, list[dict[str, Any]]] = {c: [] for c in args.concurrency}
+    with RunningCluster(shards=args.shards) as cluster:
+        assert cluster.process is not None
+        address = urlsplit(cluster.url)
+        assert address.hostname is not None and address.port is not None
+        for run in range(1, args.runs + 1):
+            for concurrency in args.concurrency:
+                print(f"run {run}/{args.runs}, {concurrency} clients ...", file=sys.stderr, flush=True)
+                spec = LoadSpec(
+                    address.hostname, address.port, concurrency, args.warmup, args.duration, scenario.requests
+                )
+                # Looked up per measurement: a child the launcher restarted has a new pid.
+                runs[concurrency].append(measure(spec, cluster_processes(cluster.process.pid)))
+    levels = [summarize_level(c, runs[c]) for c in args.concurrency]
+    return {
+        "scenario": scenario.name,
+        "description": scenario.description,
+        "started_at": started_at,
+        "options": {
+            "shards": args.shards,
+            "concurrency": args.concurrency,
+            "duration": args.duration,
+            "runs": args.runs,
+            "warmup": args.warmup,
+        },
+        "environment": environment,
+        "levels": levels,
+        "peak_memory": peak_memory(levels),
+    }
+
+
+def _commit() -> str:
+    try:
+        return subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"], cwd=REPO_ROOT, capture_output=True, text=True, check=True
+        ).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    report = run_scenario(SCENARIOS[args.scenario], args)
+    path: Path = args.json or RESULTS_DIR / f"{args.scenario}-{time.strftime('%Y%m%dT%H%M%S')}.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(orjson.dumps(report, option=orjson.OPT_INDENT_2))
+    print(render(report))
+    print(f"\nJSON: {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
