@@ -131,11 +131,8 @@ def _to_number(cell: str, record: int) -> int | float | None:
         return None
     # Python's int() and float() also take `_` separators and non-ASCII digits, which Rust refuses.
     if text.isascii() and "_" not in text:
-        try:
+        if (text[1:] if text[0] in "+-" else text).isdigit():
             integer = int(text)
-        except ValueError:
-            pass
-        else:
             if _I64_MIN <= integer <= _I64_MAX:
                 return integer
         try:

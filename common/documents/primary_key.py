@@ -7,7 +7,8 @@ so they are raised as ``DocumentError`` and stored in ``task.error`` by the call
 from __future__ import annotations
 
 import re
-from typing import Final
+from collections.abc import Mapping
+from typing import Any, Final
 
 import orjson
 
@@ -54,7 +55,7 @@ def is_valid_document_id(text: str) -> bool:
     return _ID_TEXT.fullmatch(text) is not None
 
 
-def infer_primary_key(first_document: dict[str, object] | None) -> str:
+def infer_primary_key(first_document: Mapping[str, Any] | None) -> str:
     """The single top-level field of the first document whose lower-cased name ends with `id`."""
     candidates = sorted(name for name in first_document or () if name.lower().endswith("id"))
     if len(candidates) == 1:
@@ -74,7 +75,7 @@ def infer_primary_key(first_document: dict[str, object] | None) -> str:
     )
 
 
-def extract_document_id(document: dict[str, object], primary_key: str) -> str:
+def extract_document_id(document: Mapping[str, Any], primary_key: str) -> str:
     """The canonical external id: an integer's decimal text, or a valid id string as is."""
     if "." in primary_key:
         matches: list[object] = []
@@ -99,7 +100,7 @@ def extract_document_id(document: dict[str, object], primary_key: str) -> str:
     raise invalid_document_id_error(value)
 
 
-def _collect_nested(obj: dict[str, object], path: str, prefix: str, out: list[object]) -> None:
+def _collect_nested(obj: Mapping[str, Any], path: str, prefix: str, out: list[object]) -> None:
     """Every value whose dotted name is ``path``: `{"a.b": 1}` and `{"a": {"b": 1}}` both match `a.b`."""
     for key, value in obj.items():
         name = f"{prefix}.{key}" if prefix else key
