@@ -1,9 +1,9 @@
 """Load the shared datasets into a running cluster, for scenarios that search real documents.
 
-No scenario uses this yet: ``POST /indexes/{uid}/documents`` is not implemented. Documents are
-streamed from disk and posted in chunks so the 171k cities never sit in memory at once (the load
-generator shares the machine with the server), and each chunk's task is awaited so a scenario starts
-measuring only once the index is complete.
+Documents are streamed from disk and posted in chunks so the 171k cities never sit in memory at
+once (the load generator shares the machine with the server), and each chunk's task is awaited so a
+scenario starts measuring only once the index is complete. ``bench/ingest.py`` reads the same files
+to time indexing itself.
 """
 
 from __future__ import annotations

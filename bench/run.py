@@ -1,5 +1,7 @@
 """``python -m bench.run <scenario>``: start a fresh cluster, measure it, print and save the figures.
 
+``python -m bench.run ingest [...]`` measures indexing instead (``bench/ingest.py``, its own options).
+
 Runs are interleaved (run 1 at every concurrency, then run 2, ...) so that slow drift of a noisy
 machine spreads over all levels instead of biasing one of them.
 """
@@ -19,6 +21,7 @@ from urllib.parse import urlsplit
 
 import orjson
 
+from bench import ingest
 from bench.loadgen import REPO_ROOT, LoadProcess, LoadSpec
 from bench.procstat import ProcessSampler, cluster_processes
 from bench.report import peak_memory, render, summarize_level
@@ -29,7 +32,11 @@ RESULTS_DIR = REPO_ROOT / "bench" / "results"
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="python -m bench.run", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m bench.run",
+        description=__doc__.splitlines()[0],
+        epilog="`python -m bench.run ingest --help` for the ingestion benchmark",
+    )
     parser.add_argument("scenario", choices=sorted(SCENARIOS))
     parser.add_argument("--shards", type=int, default=2)
     parser.add_argument(
@@ -73,13 +80,18 @@ def measure(spec: LoadSpec, pids: dict[str, int]) -> dict[str, Any]:
     return result
 
 
-def run_scenario(scenario: Scenario, args: argparse.Namespace) -> dict[str, Any]:
-    environment = {
+def environment() -> dict[str, Any]:
+    """Python, CPUs, commit and the load average before the start, recorded with every result."""
+    return {
         "python": platform.python_version(),
         "cpus": os.cpu_count(),
         "commit": _commit(),
         "loadavg_before": os.getloadavg()[0],
     }
+
+
+def run_scenario(scenario: Scenario, args: argparse.Namespace) -> dict[str, Any]:
+    env = environment()
     started_at = time.strftime("%Y-%m-%dT%H:%M:%S%z")
     runs: dict[int, list[dict[str, Any]]] = {c: [] for c in args.concurrency}
     with RunningCluster(shards=args.shards) as cluster:
@@ -106,7 +118,7 @@ def run_scenario(scenario: Scenario, args: argparse.Namespace) -> dict[str, Any]
             "runs": args.runs,
             "warmup": args.warmup,
         },
-        "environment": environment,
+        "environment": env,
         "levels": levels,
         "peak_memory": peak_memory(levels),
     }
@@ -122,12 +134,19 @@ def _commit() -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = parse_args(argv)
-    report = run_scenario(SCENARIOS[args.scenario], args)
-    path: Path = args.json or RESULTS_DIR / f"{args.scenario}-{time.strftime('%Y%m%dT%H%M%S')}.json"
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["ingest"]:
+        args = ingest.parse_args(argv[1:])
+        report = ingest.run(args, environment())
+        text = ingest.render(report)
+    else:
+        args = parse_args(argv)
+        report = run_scenario(SCENARIOS[args.scenario], args)
+        text = render(report)
+    path: Path = args.json or RESULTS_DIR / f"{report['scenario']}-{time.strftime('%Y%m%dT%H%M%S')}.json"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_bytes(orjson.dumps(report, option=orjson.OPT_INDENT_2))
-    print(render(report))
+    print(text)
     print(f"\nJSON: {path}")
     return 0
 
