@@ -55,9 +55,7 @@ def parse_filter_date(text: str, *, after: bool) -> int:
     return parse_rfc3339(text)
 
 
-_RFC3339 = re.compile(
-    r"^(\d{4}-\d{2}-\d{2})[Tt ](\d{2}:\d{2}:\d{2})(?:\.(\d{1,9}))?(Z|z|[+-]\d{2}:\d{2})$"
-)
+_RFC3339 = re.compile(r"^(\d{4}-\d{2}-\d{2})[Tt ](\d{2}:\d{2}:\d{2})(?:\.(\d{1,9}))?(Z|z|[+-]\d{2}:\d{2})$")
 
 
 def parse_rfc3339(text: str) -> int:

@@ -9,6 +9,7 @@ import orjson
 
 from common.documents import DocumentError, extract_document_id, infer_primary_key
 from common.errors import ApiError
+from common.gcpause import gc_paused
 from common.partition import shard_of
 
 
@@ -29,6 +30,18 @@ def plan_documents(
     shard_count: int,
 ) -> DocumentPlan:
     plan = DocumentPlan([[] for _ in range(shard_count)], primary_key)
+    with gc_paused():
+        _plan_tasks(plan, index_uid, tasks, payloads, shard_count)
+    return plan
+
+
+def _plan_tasks(
+    plan: DocumentPlan,
+    index_uid: str,
+    tasks: list[dict[str, Any]],
+    payloads: dict[int, bytes],
+    shard_count: int,
+) -> None:
     for task in tasks:
         uid = task["uid"]
         if task["type"] == "documentAdditionOrUpdate":
@@ -47,7 +60,6 @@ def plan_documents(
         else:
             for shard_ops in plan.operations:
                 shard_ops.append({"op": "clearDocuments", "task": uid, "index": index_uid})
-    return plan
 
 
 def _plan_addition(

@@ -9,6 +9,7 @@ import threading
 import grpc
 import orjson
 
+from common.gcpause import gc_paused
 from common.layout import DataLayout
 from common.logging import get_logger
 from common.process import wait_for_stop_signal
@@ -41,7 +42,8 @@ class ShardService(shard_pb2_grpc.ShardServicer):
         self, request: shard_pb2.ApplyBatchRequest, context: grpc.aio.ServicerContext
     ) -> shard_pb2.ApplyBatchReply:
         """The write transaction runs in a thread so reads keep being served meanwhile."""
-        operations = orjson.loads(request.operations_json)
+        with gc_paused():
+            operations = orjson.loads(request.operations_json)
         flag = self._abort_flags.setdefault(request.batch_uid, threading.Event())
         should_abort = flag.is_set if request.abortable else (lambda: False)
         try:

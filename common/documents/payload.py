@@ -6,10 +6,7 @@ diagnostics of ``common.validation.json_body`` are only computed once a payload 
 
 from __future__ import annotations
 
-import gc
 import re
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Final, Literal
 
@@ -17,6 +14,7 @@ import orjson
 
 from common.documents.csv_format import parse_csv
 from common.errors import ApiError, invalid_content_type, missing_content_type, missing_payload
+from common.gcpause import gc_paused
 from common.validation.json_body import serde_syntax_error
 
 PayloadKind = Literal["json", "ndjson", "csv"]
@@ -89,25 +87,12 @@ def parse_payload(body: bytes, fmt: PayloadFormat) -> list[Document]:
     """The documents of a (decompressed) payload, each keeping its field order."""
     if not body:
         raise missing_payload(fmt.kind)
-    with _gc_paused():
+    with gc_paused():
         if fmt.kind == "json":
             return _parse_json(body)
         if fmt.kind == "ndjson":
             return _parse_ndjson(body)
         return parse_csv(body, fmt.csv_delimiter)
-
-
-@contextmanager
-def _gc_paused() -> Iterator[None]:
-    """Documents are acyclic, but allocating a million of them triggers repeated full collections that
-    quadruple the parse time; the collector is resumed (if it was running) as soon as parsing ends."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 def _malformed(kind: PayloadKind, message: str) -> ApiError:
