@@ -20,6 +20,8 @@ _STATS = b"stats"
 
 @dataclass
 class IndexState:
+    """One index's live ids and stats counters, as of the current point of a batch."""
+
     live: BitMap = field(default_factory=BitMap)
     raw_size: int = 0
     """Bytes of stored (compressed) documents."""
@@ -43,7 +45,7 @@ class IndexState:
     def release(self, doc_id: int) -> None:
         self.live.remove(doc_id)
         if self._free is not None:
-            pass
+            self._free.add(doc_id)
 
     def count_fields(self, document: dict[str, Any], delta: int) -> None:
         for name in document:
