@@ -51,8 +51,8 @@ class Executor:
         in_flight = self.store.get_meta("current_batch")
         if in_flight is not None:
             log.info("resuming in-flight batch", batch_uid=in_flight["uid"])
-            plan = BatchPlan(self.store.get_tasks(in_flight["tasks"]), in_flight["strategy"])
-            await self._run(plan, in_flight["uid"], in_flight["startedNs"], abortable=False)
+            resumed = BatchPlan(self.store.get_tasks(in_flight["tasks"]), in_flight["strategy"])
+            await self._run(resumed, in_flight["uid"], in_flight["startedNs"], abortable=False)
         while True:
             plan = plan_next_batch(self.store, self.limits)
             if plan is None:

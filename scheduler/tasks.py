@@ -34,17 +34,6 @@ TYPES = (
     "indexCompaction",
     "networkTopologyChange",
 )
-GLOBAL_TYPES = frozenset(
-    {
-        "indexSwap",
-        "taskCancelation",
-        "taskDeletion",
-        "dumpCreation",
-        "snapshotCreation",
-        "export",
-        "upgradeDatabase",
-    }
-)
 _COUNT_FIELDS = ("receivedDocuments", "indexedDocuments", "deletedDocuments", "canceledTasks", "deletedTasks")
 _ALWAYS_KNOWN = ("receivedDocuments", "providedIds", "matchedTasks")
 

@@ -167,12 +167,6 @@ async def get_documents(request: Request, index_uid: str) -> HTTPResponse:
     uid = checked_index_uid(index_uid)
     query = parse_query(request, _READ_QUERY)
     await _require_index(request, uid)
-    if query.get("filter") is not None:
-        raise _not_filterable(query["filter"], "invalid_document_filter")
-    if query.get("sort"):
-        raise ApiError(
-            "invalid_document_sort", "Sorting documents needs sortable attributes; none is configured."
-        )
     return json_response(await _read_page(request, uid, query))
 
 
@@ -181,18 +175,18 @@ async def fetch_documents(request: Request, index_uid: str) -> HTTPResponse:
     uid = checked_index_uid(index_uid)
     body = _FETCH.validate(json_body(request))
     await _require_index(request, uid)
-    if body.get("filter") is not None:
-        raise _not_filterable(body["filter"], "invalid_document_filter")
-    if body.get("sort"):
-        raise ApiError(
-            "invalid_document_sort", "Sorting documents needs sortable attributes; none is configured."
-        )
     if body.get("ids") is not None:
         body["ids"] = [i if isinstance(i, str) else str(i) for i in body["ids"]]
     return json_response(await _read_page(request, uid, body))
 
 
 async def _read_page(request: Request, uid: str, query: dict[str, Any]) -> dict[str, Any]:
+    if query.get("filter") is not None:
+        raise _not_filterable(query["filter"], "invalid_document_filter")
+    if query.get("sort"):
+        raise ApiError(
+            "invalid_document_sort", "Sorting documents needs sortable attributes; none is configured."
+        )
     offset, limit = query.get("offset", 0), query.get("limit", 20)
     ids = query.get("ids")
     for position, external_id in enumerate(ids or []):
