@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import errno
 import os
 from typing import Any
 
 import grpc
+import lmdb
 import orjson
 from pyroaring import BitMap
 
@@ -27,6 +29,12 @@ from scheduler.tasks import ENQUEUED, new_record, public_task, summarized_task
 
 log = get_logger(__name__)
 _TASK_LIMIT = 1_000_000
+# Registration stops at 40 % of a 20 GiB task database, as the reference does (core.md §4.1).
+_TASK_DB_STOP_BYTES = int(0.4 * 20 * 1024**3)
+_QUEUE_FULL = (
+    "Meilisearch cannot receive write operations because the limit of the task database has been reached. "
+    "Please delete tasks to continue performing write operations."
+)
 _CLEANUP_BATCH = 100_000
 
 
@@ -55,13 +63,31 @@ class SchedulerService(scheduler_pb2_grpc.SchedulerServicer):
         params = orjson.loads(request.params_json or b"{}")
         details = params.pop("details", None)
         custom = request.custom_metadata if request.HasField("custom_metadata") else None
+        exempt = request.type in ("taskCancelation", "taskDeletion")
+        if not exempt and self.store.database_size() > _TASK_DB_STOP_BYTES:
+            return _error(ApiError("no_space_left_on_device", _QUEUE_FULL))
+        try:
+            return await self._register(request, params, details, custom)
+        except (lmdb.MapFullError, lmdb.DiskError) as error:
+            return _error(ApiError("no_space_left_on_device", f"The task could not be stored: {error}."))
+        except OSError as error:
+            code = "no_space_left_on_device" if error.errno == errno.ENOSPC else "io_error"
+            return _error(ApiError(code, f"The task could not be stored: {error}."))
+
+    async def _register(
+        self,
+        request: scheduler_pb2.RegisterTaskRequest,
+        params: dict[str, Any],
+        details: dict[str, Any] | None,
+        custom: str | None,
+    ) -> json_pb2.JsonReply:
         async with self._register_lock:
             uid = self.store.get_meta("next_task_uid", 0)
             if request.type in ("taskCancelation", "taskDeletion"):
                 matched = match_tasks(self.store, params.pop("filters"), self.executor.processing)
                 matched = BitMap(u for u in matched if u < uid)
                 params["matched"] = matched.serialize().hex()
-                details["matchedTasks"] = len(matched)
+                details = {**(details or {}), "matchedTasks": len(matched)}
             record = new_record(
                 uid, request.type, request.index_uid or None, details, params, now_ns(), custom
             )
