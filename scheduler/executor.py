@@ -395,16 +395,15 @@ def _relabel_tasks(txn: Txn, mapping: dict[str, str]) -> None:
 
 
 def _aggregate_details(tasks: list[dict[str, Any]], outcomes: dict[int, Outcome]) -> dict[str, Any]:
+    """Sum the tasks' counts (unknown counts of failed tasks count as 0); keep the first other value."""
     details: dict[str, Any] = {}
     for task in tasks:
+        counts = outcomes[task["uid"]].counts
         for name, value in (task["details"] or {}).items():
-            counted = (
-                outcomes[task["uid"]].counts.get(name, value)
-                if name in outcomes[task["uid"]].counts
-                else value
-            )
+            counted = counts.get(name, value)
             if isinstance(counted, int) and not isinstance(counted, bool):
-                details[name] = details.get(name, 0) + counted
+                previous = details.get(name)
+                details[name] = (previous if isinstance(previous, int) else 0) + counted
             elif name not in details:
                 details[name] = counted
     return details

@@ -305,10 +305,19 @@ async def serve(config: Config) -> None:
     await server.start()
     await _cleanup_old_tasks(store, service)
     running = asyncio.create_task(executor.run_forever())
+    stopping = asyncio.create_task(wait_for_stop_signal())
     log.info("scheduler listening", socket=str(layout.scheduler_socket))
-    await wait_for_stop_signal()
+    await asyncio.wait({running, stopping}, return_when=asyncio.FIRST_COMPLETED)
+    crashed = running.done() and not running.cancelled() and running.exception() is not None
+    if crashed:
+        # A dead executor would leave a healthy-looking scheduler that never processes a task again:
+        # exit so that the launcher restarts it and the in-flight batch is resumed.
+        log.error("the task executor stopped", exc_info=running.exception())
     running.cancel()
+    stopping.cancel()
     await server.stop(grace=2)
     await shards.close()
     store.close()
     log.info("scheduler stopped")
+    if crashed:
+        raise SystemExit(1)

@@ -5,11 +5,16 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+import grpc
 import orjson
 
 from common.layout import DataLayout
+from common.logging import get_logger
 from common.rpc import json_pb2, shard_pb2, shard_pb2_grpc
 from common.rpc.channels import aio_channel
+
+log = get_logger(__name__)
+_TRANSIENT = (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.CANCELLED)
 
 
 class ShardClients:
@@ -21,29 +26,39 @@ class ShardClients:
     async def apply(
         self, batch_uid: int, operations: list[list[dict[str, Any]]], abortable: bool
     ) -> list[tuple[dict[str, Any], bool]]:
-        """Send each shard its operations; returns (result, aborted) per shard.
-
-        ``wait_for_ready`` makes a call wait for a restarting shard instead of failing the batch.
-        """
-        replies = await asyncio.gather(
-            *(
-                stub.ApplyBatch(
-                    shard_pb2.ApplyBatchRequest(
-                        batch_uid=batch_uid, operations_json=orjson.dumps(ops), abortable=abortable
-                    ),
-                    wait_for_ready=True,
-                )
-                for stub, ops in zip(self._stubs, operations, strict=True)
+        """Send each shard its operations; returns (result, aborted) per shard."""
+        return list(
+            await asyncio.gather(
+                *(self._apply_one(shard, batch_uid, ops, abortable) for shard, ops in enumerate(operations))
             )
         )
-        return [(orjson.loads(reply.result_json or b"{}"), reply.aborted) for reply in replies]
 
     async def apply_to(self, shard: int, batch_uid: int, operations: list[dict[str, Any]]) -> dict[str, Any]:
-        reply = await self._stubs[shard].ApplyBatch(
-            shard_pb2.ApplyBatchRequest(batch_uid=batch_uid, operations_json=orjson.dumps(operations)),
-            wait_for_ready=True,
+        result, _ = await self._apply_one(shard, batch_uid, operations, abortable=False)
+        return result
+
+    async def _apply_one(
+        self, shard: int, batch_uid: int, operations: list[dict[str, Any]], abortable: bool
+    ) -> tuple[dict[str, Any], bool]:
+        """A shard that dies mid-call is restarted by the launcher: re-send the same batch until it answers.
+
+        Re-sending is safe because a shard records each applied batch uid in the same transaction.
+        """
+        request = shard_pb2.ApplyBatchRequest(
+            batch_uid=batch_uid, operations_json=orjson.dumps(operations), abortable=abortable
         )
-        return dict(orjson.loads(reply.result_json))
+        delay = 0.05
+        while True:
+            try:
+                reply = await self._stubs[shard].ApplyBatch(request, wait_for_ready=True)
+            except grpc.aio.AioRpcError as error:
+                if error.code() not in _TRANSIENT:
+                    raise
+                log.warning("shard unavailable, re-sending batch", shard=shard, batch_uid=batch_uid)
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, 1.0)
+                continue
+            return orjson.loads(reply.result_json or b"{}"), reply.aborted
 
     async def abort(self, batch_uid: int) -> None:
         request = shard_pb2.AbortBatchRequest(batch_uid=batch_uid)

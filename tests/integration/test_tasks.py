@@ -204,3 +204,17 @@ def test_delete_finished_tasks(queue: RunningCluster) -> None:
         "originalFilter": f"?uids={done['uid']}",
     }
     assert httpx.get(f"{queue.url}/tasks/{done['uid']}").status_code == 404
+
+
+def test_a_failed_task_does_not_stall_the_batch_after_it(queue: RunningCluster) -> None:
+    client = client_for(queue)
+    blocker = client.index("mixed-blocker").add_documents([{"id": i} for i in range(20000)])
+    bad = client.index("mixed").add_documents([{"id": "not valid!"}], primary_key="id")
+    good = client.index("mixed").add_documents([{"id": 1}, {"id": 2}], primary_key="id")
+    wait_task(queue, blocker.task_uid)
+    failed, succeeded = wait_task(queue, bad.task_uid), wait_task(queue, good.task_uid)
+    assert failed["status"] == "failed" and succeeded["status"] == "succeeded"
+    assert failed["batchUid"] == succeeded["batchUid"]
+    batch = httpx.get(f"{queue.url}/batches/{failed['batchUid']}").json()
+    assert batch["details"] == {"receivedDocuments": 3, "indexedDocuments": 2}
+    assert batch["stats"]["status"] == {"failed": 1, "succeeded": 1}
