@@ -11,6 +11,7 @@ import asyncio
 from dataclasses import dataclass, field
 from typing import Any
 
+import grpc
 from pyroaring import BitMap
 
 from common.errors import ApiError
@@ -93,7 +94,7 @@ class Executor:
             return
         except Exception as error:
             log.error("batch failed", batch_uid=batch_uid, exc_info=error)
-            failure = ApiError("internal", f"An internal error occurred: {error}.").to_dict()
+            failure = _batch_error(error).to_dict()
             outcomes, catalog = {t["uid"]: Outcome(FAILED, error=failure) for t in plan.tasks}, []
         self._commit(plan, batch_uid, started, outcomes, catalog)
         self.processing = None
@@ -374,6 +375,18 @@ class Executor:
                 if not txn.bitmaps.get(f"batchUid:{batch_uid}", self.store.bitmap(f"batchUid:{batch_uid}")):
                     txn.delete_batch(batch_uid)
         return outcomes
+
+
+def _batch_error(error: Exception) -> ApiError:
+    """Storage failures reported by a shard keep their meaning; anything else is internal."""
+    if isinstance(error, grpc.aio.AioRpcError):
+        if error.code() == grpc.StatusCode.RESOURCE_EXHAUSTED:
+            return ApiError(
+                "no_space_left_on_device", f"No space left to store the batch: {error.details()}."
+            )
+        if error.code() == grpc.StatusCode.DATA_LOSS:
+            return ApiError("io_error", f"A shard could not write the batch: {error.details()}.")
+    return ApiError("internal", f"An internal error occurred: {error}.")
 
 
 def _apply_catalog_change(txn: Txn, change: str, value: Any) -> None:

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import errno
 import os
 import threading
 
 import grpc
+import lmdb
 import orjson
 
 from common.gcpause import gc_paused
@@ -52,6 +54,11 @@ class ShardService(shard_pb2_grpc.ShardServicer):
             )
         except BatchAborted:
             return shard_pb2.ApplyBatchReply(aborted=True)
+        except (lmdb.Error, OSError) as error:
+            # The transaction was aborted, so the data is intact; the scheduler fails the batch's tasks.
+            full = isinstance(error, lmdb.MapFullError) or os.strerror(errno.ENOSPC) in str(error)
+            status = grpc.StatusCode.RESOURCE_EXHAUSTED if full else grpc.StatusCode.DATA_LOSS
+            await context.abort(status, f"{self.name}: {error}")
         finally:
             self._abort_flags.pop(request.batch_uid, None)
         return shard_pb2.ApplyBatchReply(result_json=orjson.dumps(result))
