@@ -171,3 +171,35 @@ def test_movies_dataset_round_trip(cluster: RunningCluster) -> None:
     assert stats["fieldDistribution"]["title"] == len(movies)
     sample = movies[123]
     assert httpx.get(f"{cluster.url}/indexes/movies/documents/{sample['id']}").json() == sample
+
+
+def test_skip_creation_only_updates_existing_documents(cluster: RunningCluster) -> None:
+    index = client_for(cluster).index("skip-creation")
+    wait_task(cluster, index.add_documents([{"id": 1, "a": 1}]).task_uid)
+    response = httpx.put(
+        f"{cluster.url}/indexes/skip-creation/documents",
+        json=[{"id": 1, "b": 2}, {"id": 2, "b": 3}],
+        params={"skipCreation": "true"},
+    )
+    done = wait_task(cluster, response.json()["taskUid"])
+    assert done["details"] == {"receivedDocuments": 2, "indexedDocuments": 1}
+    assert httpx.get(f"{cluster.url}/indexes/skip-creation/documents/1").json() == {"id": 1, "a": 1, "b": 2}
+    assert httpx.get(f"{cluster.url}/indexes/skip-creation/documents/2").status_code == 404
+    bad = httpx.post(f"{cluster.url}/indexes/skip-creation/documents", json=[], params={"skipCreation": "x"})
+    assert bad.json()["code"] == "invalid_skip_creation"
+
+
+def test_global_stats_sum_every_shard(cluster: RunningCluster) -> None:
+    wait_task(
+        cluster, client_for(cluster).index("stats-a").add_documents([{"id": i} for i in range(12)]).task_uid
+    )
+    stats = httpx.get(f"{cluster.url}/stats").json()
+    assert list(stats) == ["databaseSize", "usedDatabaseSize", "lastUpdate", "indexes"]
+    assert stats["indexes"]["stats-a"]["numberOfDocuments"] == 12
+    assert stats["databaseSize"] > 0 and stats["lastUpdate"].endswith("Z")
+    human = httpx.get(f"{cluster.url}/stats", params={"sizeFormat": "human"}).json()
+    assert human["databaseSize"].endswith("iB") or human["databaseSize"].endswith(" B")
+    assert (
+        httpx.get(f"{cluster.url}/stats", params={"sizeFormat": "kb"}).json()["code"]
+        == "invalid_stats_size_format"
+    )

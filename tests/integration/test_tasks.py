@@ -218,3 +218,14 @@ def test_a_failed_task_does_not_stall_the_batch_after_it(queue: RunningCluster) 
     batch = httpx.get(f"{queue.url}/batches/{failed['batchUid']}").json()
     assert batch["details"] == {"receivedDocuments": 3, "indexedDocuments": 2}
     assert batch["stats"]["status"] == {"failed": 1, "succeeded": 1}
+
+
+def test_started_and_finished_date_filters(queue: RunningCluster) -> None:
+    task = wait_task(queue, client_for(queue).index("dated").add_documents([{"id": 1}]).task_uid)
+    for name, value in (("StartedAt", task["startedAt"]), ("FinishedAt", task["finishedAt"])):
+        before = _tasks(queue, indexUids="dated", **{f"before{name}": value})["results"]
+        after = _tasks(queue, indexUids="dated", **{f"after{name}": value})["results"]
+        assert task["uid"] not in [t["uid"] for t in before + after], "bounds are exclusive"
+        assert [
+            t["uid"] for t in _tasks(queue, indexUids="dated", **{f"after{name}": "2000-01-01"})["results"]
+        ] == [task["uid"]]
