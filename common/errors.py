@@ -170,6 +170,10 @@ def index_not_found(uid: str) -> ApiError:
     return ApiError("index_not_found", f"Index `{uid}` not found.")
 
 
+def index_already_exists(uid: str) -> ApiError:
+    return ApiError("index_already_exists", f"Index `{uid}` already exists.")
+
+
 def invalid_index_uid(uid: str) -> ApiError:
     # The message says 512 bytes although 400 is enforced: kept verbatim for compatibility (core.md §5).
     return ApiError(

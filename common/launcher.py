@@ -188,8 +188,7 @@ class Launcher:
         return check
 
     def _http_healthy(self) -> bool:
-        host, _, port = self.config.http_addr.rpartition(":")
-        host = host.strip("[]")
+        host, port = self.config.http_host_port()
         if host in ("0.0.0.0", "::", ""):
             host = "127.0.0.1"
         if ":" in host:

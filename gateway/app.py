@@ -51,12 +51,8 @@ def _decode_request_body(request: Request) -> None:
 
 def serve(config: Config) -> None:
     """Run the gateway in this process (the launcher supervises it; no Sanic worker manager)."""
-    host, port = split_http_addr(config.http_addr)
+    host, port = config.http_host_port()
     app = create_app(config)
     log.info("gateway listening", http_addr=config.http_addr)
     app.run(host=host, port=port, single_process=True, access_log=False, motd=False)
 
-
-def split_http_addr(http_addr: str) -> tuple[str, int]:
-    host, _, port = http_addr.rpartition(":")
-    return host.strip("[]"), int(port)

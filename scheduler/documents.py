@@ -8,7 +8,6 @@ from typing import Any
 import orjson
 
 from common.documents import DocumentError, extract_document_id, infer_primary_key
-from common.errors import ApiError
 from common.gcpause import gc_paused
 from common.partition import shard_of
 
@@ -93,7 +92,3 @@ def _plan_addition(
                 "documents": docs,
             }
         )
-
-
-def index_not_found_error(index_uid: str) -> dict[str, str]:
-    return ApiError("index_not_found", f"Index `{index_uid}` not found.").to_dict()

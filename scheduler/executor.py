@@ -8,21 +8,22 @@ in-flight batch is re-run with the same uid before anything else; shards answer 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 import grpc
 from pyroaring import BitMap
 
-from common.errors import ApiError
+from common.errors import ApiError, index_already_exists, index_not_found
 from common.logging import get_logger
 from common.timefmt import format_duration, now_ns
 from scheduler.batching import BatchPlan, Limits, plan_next_batch
-from scheduler.documents import index_not_found_error, plan_documents
+from scheduler.documents import plan_documents
 from scheduler.queries import Processing
 from scheduler.shards import ShardClients
 from scheduler.store import SchedulerStore, Txn
-from scheduler.tasks import CANCELED, ENQUEUED, FAILED, FINISHED, SUCCEEDED, finish
+from scheduler.tasks import CANCELED, ENQUEUED, FAILED, FINISHED, SUCCEEDED, finish, matched_tasks
 
 log = get_logger(__name__)
 _DOCUMENT_TYPES = {"documentAdditionOrUpdate", "documentDeletion"}
@@ -33,6 +34,10 @@ class Outcome:
     status: str
     counts: dict[str, int] = field(default_factory=dict)
     error: dict[str, str] | None = None
+
+
+async def _nothing() -> None:
+    return None
 
 
 class BatchAborted(Exception):
@@ -47,6 +52,7 @@ class Executor:
         self.processing: Processing | None = None
         self.wake = asyncio.Event()
         self._abort_requested = False
+        self.before_batch: Callable[[], Awaitable[None]] = _nothing
 
     async def run_forever(self) -> None:
         in_flight = self.store.get_meta("current_batch")
@@ -55,6 +61,7 @@ class Executor:
             resumed = BatchPlan(self.store.get_tasks(in_flight["tasks"]), in_flight["strategy"])
             await self._run(resumed, in_flight["uid"], in_flight["startedNs"], abortable=False)
         while True:
+            await self.before_batch()
             plan = plan_next_batch(self.store, self.limits)
             if plan is None:
                 self.wake.clear()
@@ -191,7 +198,7 @@ class Executor:
     async def _create_index(self, task: dict[str, Any], batch_uid: int) -> tuple[dict[int, Outcome], list]:
         uid = task["indexUid"]
         if self.store.get_index(uid) is not None:
-            error = ApiError("index_already_exists", f"Index `{uid}` already exists.").to_dict()
+            error = index_already_exists(uid).to_dict()
             return {task["uid"]: Outcome(FAILED, error=error)}, []
         await self._dispatch(batch_uid, self._every_shard({"op": "createIndex", "index": uid}), False)
         now = now_ns()
@@ -207,7 +214,7 @@ class Executor:
         uid = task["indexUid"]
         index = self.store.get_index(uid)
         if index is None:
-            return {task["uid"]: Outcome(FAILED, error=index_not_found_error(uid))}, []
+            return {task["uid"]: Outcome(FAILED, error=index_not_found(uid).to_dict())}, []
         params = task["params"]
         changes: list[tuple[str, Any]] = []
         updated = {**index, "updatedNs": now_ns()}
@@ -223,7 +230,7 @@ class Executor:
         new_uid = params.get("newUid")
         if new_uid is not None and new_uid != uid:
             if self.store.get_index(new_uid) is not None:
-                error = ApiError("index_already_exists", f"Index `{new_uid}` already exists.").to_dict()
+                error = index_already_exists(new_uid).to_dict()
                 return {task["uid"]: Outcome(FAILED, error=error)}, []
             await self._dispatch(
                 batch_uid, self._every_shard({"op": "renameIndex", "from": uid, "to": new_uid}), False
@@ -297,7 +304,7 @@ class Executor:
                 if task is not deletion:
                     outcomes[task["uid"]] = Outcome(SUCCEEDED)
             if index is None:
-                outcomes[deletion["uid"]] = Outcome(FAILED, error=index_not_found_error(uid))
+                outcomes[deletion["uid"]] = Outcome(FAILED, error=index_not_found(uid).to_dict())
                 return outcomes, changes
             counts = await self._dispatch(
                 batch_uid,
@@ -314,7 +321,7 @@ class Executor:
                 "allowIndexCreation", True
             )
             if index is None and not creates:
-                outcomes[task["uid"]] = Outcome(FAILED, error=index_not_found_error(uid))
+                outcomes[task["uid"]] = Outcome(FAILED, error=index_not_found(uid).to_dict())
             else:
                 runnable.append(task)
         if not runnable:
@@ -344,7 +351,7 @@ class Executor:
 
     def _cancel(self, task: dict[str, Any]) -> dict[int, Outcome]:
         """Cancel the matched tasks still enqueued (a processing batch was rolled back already)."""
-        matched = BitMap.deserialize(bytes.fromhex(task["params"]["matched"]))
+        matched = matched_tasks(task["params"])
         canceled = 0
         finished = now_ns()
         with self.store.write() as txn:
@@ -362,7 +369,7 @@ class Executor:
         emptied_batches: set[int] = set()
         with self.store.write() as txn:
             for task in tasks:
-                matched = BitMap.deserialize(bytes.fromhex(task["params"]["matched"]))
+                matched = matched_tasks(task["params"])
                 deleted = 0
                 for record in self.store.get_tasks(list(matched)):
                     if record["status"] in FINISHED and txn.get_task(record["uid"]) is not None:

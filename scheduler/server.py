@@ -13,7 +13,7 @@ import orjson
 from pyroaring import BitMap
 
 from common.config import Config
-from common.errors import ApiError
+from common.errors import ApiError, index_not_found
 from common.layout import DataLayout
 from common.logging import get_logger
 from common.process import wait_for_stop_signal
@@ -25,7 +25,14 @@ from scheduler.executor import Executor
 from scheduler.queries import match_tasks, seek_page
 from scheduler.shards import ShardClients
 from scheduler.store import SchedulerStore
-from scheduler.tasks import ENQUEUED, new_record, public_task, summarized_task
+from scheduler.tasks import (
+    ENQUEUED,
+    matched_tasks,
+    new_record,
+    public_task,
+    store_matched_tasks,
+    summarized_task,
+)
 
 log = get_logger(__name__)
 _TASK_LIMIT = 1_000_000
@@ -67,39 +74,43 @@ class SchedulerService(scheduler_pb2_grpc.SchedulerServicer):
         if not exempt and self.store.database_size() > _TASK_DB_STOP_BYTES:
             return _error(ApiError("no_space_left_on_device", _QUEUE_FULL))
         try:
-            return await self._register(request, params, details, custom)
+            record = await self.register(
+                request.type, request.index_uid or None, params, details, request.payload, custom
+            )
         except (lmdb.MapFullError, lmdb.DiskError) as error:
             return _error(ApiError("no_space_left_on_device", f"The task could not be stored: {error}."))
         except OSError as error:
             code = "no_space_left_on_device" if error.errno == errno.ENOSPC else "io_error"
             return _error(ApiError(code, f"The task could not be stored: {error}."))
+        return _reply(summarized_task(record))
 
-    async def _register(
+    async def register(
         self,
-        request: scheduler_pb2.RegisterTaskRequest,
+        task_type: str,
+        index_uid: str | None,
         params: dict[str, Any],
         details: dict[str, Any] | None,
-        custom: str | None,
-    ) -> json_pb2.JsonReply:
+        payload: bytes = b"",
+        custom: str | None = None,
+    ) -> dict[str, Any]:
+        """Durably enqueue a task (fsync before returning) and wake the executor."""
         async with self._register_lock:
             uid = self.store.get_meta("next_task_uid", 0)
-            if request.type in ("taskCancelation", "taskDeletion"):
+            if task_type in ("taskCancelation", "taskDeletion"):
                 matched = match_tasks(self.store, params.pop("filters"), self.executor.processing)
                 matched = BitMap(u for u in matched if u < uid)
-                params["matched"] = matched.serialize().hex()
+                store_matched_tasks(params, matched)
                 details = {**(details or {}), "matchedTasks": len(matched)}
-            record = new_record(
-                uid, request.type, request.index_uid or None, details, params, now_ns(), custom
-            )
+            record = new_record(uid, task_type, index_uid, details, params, now_ns(), custom)
             with self.store.write() as txn:
                 txn.set_meta("next_task_uid", uid + 1)
                 txn.put_task(record)
-                if request.payload:
-                    txn.put_payload(uid, request.payload)
-        if request.type == "taskCancelation":
-            await self.executor.request_abort(BitMap.deserialize(bytes.fromhex(params["matched"])))
+                if payload:
+                    txn.put_payload(uid, payload)
+        if task_type == "taskCancelation":
+            await self.executor.request_abort(matched_tasks(params))
         self.executor.wake.set()
-        return _reply(summarized_task(record))
+        return record
 
     def _view(self, record: dict[str, Any]) -> dict[str, Any]:
         processing = self.executor.processing
@@ -144,12 +155,10 @@ class SchedulerService(scheduler_pb2_grpc.SchedulerServicer):
             uids.add(processing.batch_uid)
         filters = {k: v for k, v in query.items() if k not in ("limit", "from", "reverse", "batchUids")}
         if any(v is not None for v in filters.values()):
-            tasks = match_tasks(self.store, filters, processing)
-            uids = BitMap(
-                r["batchUid"] if r["batchUid"] is not None else processing.batch_uid  # type: ignore[union-attr]
-                for r in self.store.get_tasks(list(tasks))
-                if r["batchUid"] is not None or (processing and r["uid"] in processing.task_uids)
-            )
+            # A batch matches when one of its tasks does; the running batch's uid lives only in memory.
+            tasks = self.store.get_tasks(list(match_tasks(self.store, filters, processing)))
+            views = [processing.overlay(r) for r in tasks] if processing else tasks
+            uids = BitMap(view["batchUid"] for view in views if view["batchUid"] is not None)
         if query.get("batchUids") is not None:
             uids &= BitMap(query["batchUids"])
         page, next_uid = seek_page(
@@ -173,7 +182,7 @@ class SchedulerService(scheduler_pb2_grpc.SchedulerServicer):
         uid = orjson.loads(request.json)["uid"]
         index = self.store.get_index(uid)
         if index is None:
-            return _error(ApiError("index_not_found", f"Index `{uid}` not found."))
+            return _error(index_not_found(uid))
         return _reply(public_index(index))
 
     async def ListIndexes(
@@ -268,9 +277,10 @@ def _processing_batch(store: SchedulerStore, processing: Any) -> dict[str, Any]:
 
 
 async def _cleanup_old_tasks(store: SchedulerStore, service: SchedulerService) -> None:
-    """Past 1M tasks, enqueue a deletion of the oldest 100k finished ones (core.md §4.7)."""
+    """Before a batch, past 1M tasks, enqueue a deletion of the oldest 100k finished ones (core.md §4.7)."""
     total = len(store.all_task_uids())
-    if total < _TASK_LIMIT:
+    pending = store.bitmap("type:taskDeletion") & store.bitmap(f"status:{ENQUEUED}")
+    if total < _TASK_LIMIT or pending:
         return
     finished = store.all_task_uids() - store.bitmap(f"status:{ENQUEUED}")
     oldest = BitMap(list(finished)[:_CLEANUP_BATCH])
@@ -282,12 +292,8 @@ async def _cleanup_old_tasks(store: SchedulerStore, service: SchedulerService) -
     original = (
         f"?beforeEnqueuedAt={format_datetime(newest['enqueuedNs'] + 1)}&statuses=succeeded,failed,canceled"
     )
-    params = {
-        "filters": {"uids": list(oldest)},
-        "details": {"matchedTasks": 0, "deletedTasks": None, "originalFilter": original},
-    }
-    request = scheduler_pb2.RegisterTaskRequest(type="taskDeletion", params_json=orjson.dumps(params))
-    await service.RegisterTask(request, None)  # type: ignore[arg-type]
+    details = {"matchedTasks": 0, "deletedTasks": None, "originalFilter": original}
+    await service.register("taskDeletion", None, {"filters": {"uids": list(oldest)}}, details)
 
 
 async def serve(config: Config) -> None:
@@ -302,8 +308,8 @@ async def serve(config: Config) -> None:
     service = SchedulerService(store, executor)
     server = aio_server(layout.scheduler_socket)
     scheduler_pb2_grpc.add_SchedulerServicer_to_server(service, server)
+    executor.before_batch = lambda: _cleanup_old_tasks(store, service)
     await server.start()
-    await _cleanup_old_tasks(store, service)
     running = asyncio.create_task(executor.run_forever())
     stopping = asyncio.create_task(wait_for_stop_signal())
     log.info("scheduler listening", socket=str(layout.scheduler_socket))

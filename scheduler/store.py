@@ -155,9 +155,10 @@ class SchedulerStore:
         return self.decompressor.decompress(raw) if raw is not None else None
 
     def payload_size(self, uid: int) -> int:
-        with self.env.begin() as txn:
+        """Batch planning asks this per task: read the length through a buffer, not a copy of the payload."""
+        with self.env.begin(buffers=True) as txn:
             raw = txn.get(_key(uid), db=self.payloads_db)
-        return len(raw) if raw is not None else 0
+            return len(raw) if raw is not None else 0
 
     def get_batch(self, uid: int) -> dict[str, Any] | None:
         with self.env.begin() as txn:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from pyroaring import BitMap
+
 from common.timefmt import format_datetime, format_duration
 
 ENQUEUED, PROCESSING, SUCCEEDED, FAILED, CANCELED = (
@@ -124,3 +126,12 @@ def finish(
     for field, value in (counts or {}).items():
         if field in details and status == SUCCEEDED:
             details[field] = value
+
+
+def matched_tasks(params: dict[str, Any]) -> BitMap:
+    """The tasks a cancelation or deletion matched when it was registered (stored as a hex bitmap)."""
+    return BitMap.deserialize(bytes.fromhex(params["matched"]))
+
+
+def store_matched_tasks(params: dict[str, Any], matched: BitMap) -> None:
+    params["matched"] = matched.serialize().hex()

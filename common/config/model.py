@@ -79,6 +79,11 @@ class Config:
     experimental_s3_multipart_part_size: int
     shards: int
 
+    def http_host_port(self) -> tuple[str, int]:
+        """``http_addr`` split for binding; IPv6 brackets removed (``[::1]:7700`` -> ``("::1", 7700)``)."""
+        host, _, port = self.http_addr.rpartition(":")
+        return host.strip("[]"), int(port)
+
     def public_dict(self) -> dict[str, object]:
         """Every option as JSON-ready values, secrets masked: safe to log or serve."""
         return {
