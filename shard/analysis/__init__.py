@@ -1,0 +1,21 @@
+"""Text analysis: tokenizing and normalising text identically for indexing and for queries."""
+
+from shard.analysis.analyzer import Analyzer
+from shard.analysis.config import AnalysisConfig
+from shard.analysis.locales import LOCALES, STEMMER_ALGORITHMS, icu_locale, iso639_3
+from shard.analysis.normalize import fold
+from shard.analysis.tokens import MAX_POSITION, MAX_WORD_BYTES, Token, TokenKind
+
+__all__ = [
+    "LOCALES",
+    "MAX_POSITION",
+    "MAX_WORD_BYTES",
+    "STEMMER_ALGORITHMS",
+    "AnalysisConfig",
+    "Analyzer",
+    "Token",
+    "TokenKind",
+    "fold",
+    "icu_locale",
+    "iso639_3",
+]
