@@ -12,7 +12,7 @@ from gateway.http import cors
 from gateway.http.body import decode_body
 from gateway.http.errors import handle_exception
 from gateway.http.routing import PREFLIGHT_PATH, GatewayRouter
-from gateway.routes import documents, health, indexes, search, stats, tasks, version
+from gateway.routes import documents, health, indexes, search, settings, stats, tasks, version
 
 log = get_logger(__name__)
 
@@ -23,7 +23,7 @@ def create_app(config: Config, name: str = "sift") -> Sanic:
     app.config.NOISY_EXCEPTIONS = False
     app.ctx.config = config
     app.add_route(cors.preflight, PREFLIGHT_PATH, methods=["OPTIONS"])
-    for module in (health, version, indexes, documents, tasks, stats, search):
+    for module in (health, version, indexes, documents, settings, tasks, stats, search):
         app.blueprint(module.bp)
     app.error_handler.add(Exception, handle_exception)
     app.on_request(_decode_request_body)

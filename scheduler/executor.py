@@ -8,6 +8,7 @@ in-flight batch is re-run with the same uid before anything else; shards answer 
 from __future__ import annotations
 
 import asyncio
+import functools
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -21,12 +22,23 @@ from common.timefmt import format_duration, now_ns
 from scheduler.batching import BatchPlan, Limits, plan_next_batch
 from scheduler.documents import plan_documents
 from scheduler.queries import Processing
+from scheduler.settings import run_settings_batch
 from scheduler.shards import ShardClients
 from scheduler.store import SchedulerStore, Txn
 from scheduler.tasks import CANCELED, ENQUEUED, FAILED, FINISHED, SUCCEEDED, finish, matched_tasks
 
 log = get_logger(__name__)
-_DOCUMENT_TYPES = {"documentAdditionOrUpdate", "documentDeletion"}
+_COUNT_DETAILS = frozenset(
+    {
+        "receivedDocuments",
+        "indexedDocuments",
+        "deletedDocuments",
+        "providedIds",
+        "matchedTasks",
+        "canceledTasks",
+        "deletedTasks",
+    }
+)
 
 
 @dataclass
@@ -171,6 +183,10 @@ class Executor:
             return await self._create_index(first, batch_uid)
         if kind == "indexUpdate":
             return await self._update_index(first, batch_uid)
+        if kind == "settingsUpdate" and all(t["type"] != "indexDeletion" for t in plan.tasks):
+            dispatch = functools.partial(self._dispatch, batch_uid, abortable=abortable)
+            results, changes = await run_settings_batch(self.store, plan.tasks, self.shards.count, dispatch)
+            return {uid: Outcome(r.status, r.counts, r.error) for uid, r in results.items()}, changes
         return await self._index_batch(plan.tasks, batch_uid, abortable)
 
     async def _dispatch(
@@ -415,15 +431,18 @@ def _relabel_tasks(txn: Txn, mapping: dict[str, str]) -> None:
 
 
 def _aggregate_details(tasks: list[dict[str, Any]], outcomes: dict[int, Outcome]) -> dict[str, Any]:
-    """Sum the tasks' counts (unknown counts of failed tasks count as 0); keep the first other value."""
+    """Sum the tasks' counts (unknown counts of failed tasks count as 0); a later task's other values win.
+
+    Other values are settings, filters and the like: the batch shows their merged effect.
+    """
     details: dict[str, Any] = {}
     for task in tasks:
         counts = outcomes[task["uid"]].counts
         for name, value in (task["details"] or {}).items():
             counted = counts.get(name, value)
-            if isinstance(counted, int) and not isinstance(counted, bool):
+            if name in _COUNT_DETAILS:
                 previous = details.get(name)
-                details[name] = (previous if isinstance(previous, int) else 0) + counted
-            elif name not in details:
+                details[name] = (previous if isinstance(previous, int) else 0) + (counted or 0)
+            else:
                 details[name] = counted
     return details

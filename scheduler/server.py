@@ -19,6 +19,7 @@ from common.logging import get_logger
 from common.process import wait_for_stop_signal
 from common.rpc import health_pb2, json_pb2, scheduler_pb2, scheduler_pb2_grpc
 from common.rpc.channels import aio_server
+from common.settings import public_settings
 from common.timefmt import format_datetime, now_ns
 from scheduler.batching import Limits
 from scheduler.executor import Executor
@@ -184,6 +185,15 @@ class SchedulerService(scheduler_pb2_grpc.SchedulerServicer):
         if index is None:
             return _error(index_not_found(uid))
         return _reply(public_index(index))
+
+    async def GetSettings(
+        self, request: json_pb2.JsonRequest, context: grpc.aio.ServicerContext
+    ) -> json_pb2.JsonReply:
+        uid = orjson.loads(request.json)["uid"]
+        index = self.store.get_index(uid)
+        if index is None:
+            return _error(index_not_found(uid))
+        return _reply(public_settings(index.get("settings", {})))
 
     async def ListIndexes(
         self, request: json_pb2.JsonRequest, context: grpc.aio.ServicerContext

@@ -26,7 +26,7 @@ from common.rpc import health_pb2 as common_dot_rpc_dot_health__pb2
 from common.rpc import json_pb2 as common_dot_rpc_dot_json__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1a\x63ommon/rpc/scheduler.proto\x12\x07sift.v1\x1a\x17\x63ommon/rpc/health.proto\x1a\x15\x63ommon/rpc/json.proto\"\x8e\x01\n\x13RegisterTaskRequest\x12\x0c\n\x04type\x18\x01 \x01(\t\x12\x11\n\tindex_uid\x18\x02 \x01(\t\x12\x13\n\x0bparams_json\x18\x03 \x01(\x0c\x12\x0f\n\x07payload\x18\x04 \x01(\x0c\x12\x1c\n\x0f\x63ustom_metadata\x18\x05 \x01(\tH\x00\x88\x01\x01\x42\x12\n\x10_custom_metadata2\x82\x04\n\tScheduler\x12\x36\n\x06Health\x12\x16.sift.v1.HealthRequest\x1a\x14.sift.v1.HealthReply\x12@\n\x0cRegisterTask\x12\x1c.sift.v1.RegisterTaskRequest\x1a\x12.sift.v1.JsonReply\x12\x33\n\x07GetTask\x12\x14.sift.v1.JsonRequest\x1a\x12.sift.v1.JsonReply\x12\x35\n\tListTasks\x12\x14.sift.v1.JsonRequest\x1a\x12.sift.v1.JsonReply\x12\x34\n\x08GetBatch\x12\x14.sift.v1.JsonRequest\x1a\x12.sift.v1.JsonReply\x12\x37\n\x0bListBatches\x12\x14.sift.v1.JsonRequest\x1a\x12.sift.v1.JsonReply\x12\x34\n\x08GetIndex\x12\x14.sift.v1.JsonRequest\x1a\x12.sift.v1.JsonReply\x12\x37\n\x0bListIndexes\x12\x14.sift.v1.JsonRequest\x1a\x12.sift.v1.JsonReply\x12\x31\n\x05Stats\x12\x14.sift.v1.JsonRequest\x1a\x12.sift.v1.JsonReplyb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1a\x63ommon/rpc/scheduler.proto\x12\x07sift.v1\x1a\x17\x63ommon/rpc/health.proto\x1a\x15\x63ommon/rpc/json.proto\"\x8e\x01\n\x13RegisterTaskRequest\x12\x0c\n\x04type\x18\x01 \x01(\t\x12\x11\n\tindex_uid\x18\x02 \x01(\t\x12\x13\n\x0bparams_json\x18\x03 \x01(\x0c\x12\x0f\n\x07payload\x18\x04 \x01(\x0c\x12\x1c\n\x0f\x63ustom_metadata\x18\x05 \x01(\tH\x00\x88\x01\x01\x42\x12\n\x10_custom_metadata2\xbb\x04\n\tScheduler\x12\x36\n\x06Health\x12\x16.sift.v1.HealthRequest\x1a\x14.sift.v1.HealthReply\x12@\n\x0cRegisterTask\x12\x1c.sift.v1.RegisterTaskRequest\x1a\x12.sift.v1.JsonReply\x12\x33\n\x07GetTask\x12\x14.sift.v1.JsonRequest\x1a\x12.sift.v1.JsonReply\x12\x35\n\tListTasks\x12\x14.sift.v1.JsonRequest\x1a\x12.sift.v1.JsonReply\x12\x34\n\x08GetBatch\x12\x14.sift.v1.JsonRequest\x1a\x12.sift.v1.JsonReply\x12\x37\n\x0bListBatches\x12\x14.sift.v1.JsonRequest\x1a\x12.sift.v1.JsonReply\x12\x34\n\x08GetIndex\x12\x14.sift.v1.JsonRequest\x1a\x12.sift.v1.JsonReply\x12\x37\n\x0bListIndexes\x12\x14.sift.v1.JsonRequest\x1a\x12.sift.v1.JsonReply\x12\x37\n\x0bGetSettings\x12\x14.sift.v1.JsonRequest\x1a\x12.sift.v1.JsonReply\x12\x31\n\x05Stats\x12\x14.sift.v1.JsonRequest\x1a\x12.sift.v1.JsonReplyb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -36,5 +36,5 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_REGISTERTASKREQUEST']._serialized_start=88
   _globals['_REGISTERTASKREQUEST']._serialized_end=230
   _globals['_SCHEDULER']._serialized_start=233
-  _globals['_SCHEDULER']._serialized_end=747
+  _globals['_SCHEDULER']._serialized_end=804
 # @@protoc_insertion_point(module_scope)

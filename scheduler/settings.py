@@ -1,0 +1,74 @@
+"""Running a batch of ``settingsUpdate`` tasks (with the ``clear`` document deletions batched among them).
+
+Each task's update is merged, in uid order, onto the catalog's stored settings; a task whose merge fails
+(a check that needs the stored values) fails alone. Shards then receive one ``updateSettings`` operation
+each, carrying the final effective settings, after the clears: a shard reindexes at most once per batch,
+and on documents that survive the batch. The catalog learns the new settings in the executor's commit,
+so ``GetSettings`` shows them only once the tasks succeeded.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from common.errors import ApiError, index_not_found
+from common.settings import effective_settings, merge_settings
+from common.timefmt import now_ns
+from scheduler.store import SchedulerStore
+from scheduler.tasks import FAILED, SUCCEEDED
+
+Operations = list[list[dict[str, Any]]]
+Dispatch = Callable[[Operations], Awaitable[dict[str, dict[str, int]]]]
+"""Applies per-shard operations; returns the counts shards reported per task uid (as a string)."""
+CatalogChange = tuple[str, Any]
+
+
+@dataclass
+class TaskResult:
+    error: dict[str, str] | None = None
+    counts: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def status(self) -> str:
+        return FAILED if self.error is not None else SUCCEEDED
+
+
+async def run_settings_batch(
+    store: SchedulerStore, tasks: list[dict[str, Any]], shard_count: int, dispatch: Dispatch
+) -> tuple[dict[int, TaskResult], list[CatalogChange]]:
+    uid = tasks[0]["indexUid"]
+    index = store.get_index(uid)
+    settings = index.get("settings", {}) if index is not None else {}
+    exists = index is not None
+    results: dict[int, TaskResult] = {}
+    clears: list[int] = []
+    last_applied: int | None = None
+    for task in tasks:
+        creates = task["type"] == "settingsUpdate" and task["params"].get("allowIndexCreation", False)
+        if not exists and not creates:
+            results[task["uid"]] = TaskResult(index_not_found(uid).to_dict())
+        elif task["type"] != "settingsUpdate":
+            clears.append(task["uid"])
+        else:
+            try:
+                settings = merge_settings(settings, task["params"]["settings"])
+            except ApiError as error:
+                results[task["uid"]] = TaskResult(error.to_dict())
+                continue
+            exists = True
+            last_applied = task["uid"]
+            results[task["uid"]] = TaskResult()
+    operations: list[dict[str, Any]] = [{"op": "clearDocuments", "task": t, "index": uid} for t in clears]
+    if last_applied is not None:
+        effective = effective_settings(settings)
+        operations.append({"op": "updateSettings", "task": last_applied, "index": uid, "settings": effective})
+    counts = await dispatch([list(operations) for _ in range(shard_count)]) if operations else {}
+    for task_uid in clears:
+        results[task_uid] = TaskResult(counts=counts.get(str(task_uid), {"deletedDocuments": 0}))
+    if last_applied is None and not clears:
+        return results, []
+    now = now_ns()
+    record = index or {"uid": uid, "createdNs": now, "primaryKey": None}
+    return results, [("put", {**record, "updatedNs": now, "settings": settings})]
