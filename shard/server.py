@@ -38,7 +38,14 @@ class ShardService(shard_pb2_grpc.ShardServicer):
     async def Search(
         self, request: shard_pb2.SearchRequest, context: grpc.aio.ServicerContext
     ) -> shard_pb2.SearchReply:
-        return shard_pb2.SearchReply(hits_json=orjson.dumps([]), candidates=0)
+        """Runs in a thread: ranking is CPU work and must not stall the other rpcs of this shard."""
+        params = orjson.loads(request.query_json)
+        result = await asyncio.to_thread(self.store.search, request.index_uid, params)
+        if result is None:
+            return shard_pb2.SearchReply(hits_json=b"[]", candidates=0, index_found=False)
+        return shard_pb2.SearchReply(
+            hits_json=orjson.dumps(result.hits), candidates=result.candidates, index_found=True
+        )
 
     async def ApplyBatch(
         self, request: shard_pb2.ApplyBatchRequest, context: grpc.aio.ServicerContext

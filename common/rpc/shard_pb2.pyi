@@ -15,12 +15,14 @@ class SearchRequest(_message.Message):
     def __init__(self, index_uid: _Optional[str] = ..., query_json: _Optional[bytes] = ...) -> None: ...
 
 class SearchReply(_message.Message):
-    __slots__ = ("hits_json", "candidates")
+    __slots__ = ("hits_json", "candidates", "index_found")
     HITS_JSON_FIELD_NUMBER: _ClassVar[int]
     CANDIDATES_FIELD_NUMBER: _ClassVar[int]
+    INDEX_FOUND_FIELD_NUMBER: _ClassVar[int]
     hits_json: bytes
     candidates: int
-    def __init__(self, hits_json: _Optional[bytes] = ..., candidates: _Optional[int] = ...) -> None: ...
+    index_found: bool
+    def __init__(self, hits_json: _Optional[bytes] = ..., candidates: _Optional[int] = ..., index_found: _Optional[bool] = ...) -> None: ...
 
 class ApplyBatchRequest(_message.Message):
     __slots__ = ("batch_uid", "operations_json", "abortable")

@@ -14,8 +14,9 @@ import orjson
 from shard.index import catalog
 from shard.index.codec import DocumentCodec
 from shard.index.context import WriteContext
-from shard.index.documents import delete_documents, put_documents
+from shard.index.documents import delete_documents, put_documents, reindex_documents
 from shard.index.env import StoreEnv, Txn, batch_key
+from shard.index.settings import delete_settings, load_settings, needs_rebuild, save_settings
 
 Operation = dict[str, Any]
 BatchResult = dict[str, Any]
@@ -74,6 +75,7 @@ class _Applier:
             "addDocuments": self._add_documents,
             "deleteDocuments": self._delete_documents,
             "clearDocuments": self._clear_documents,
+            "updateSettings": self._update_settings,
         }
 
     def apply(self, operation: Operation) -> None:
@@ -101,7 +103,11 @@ class _Applier:
 
     def _delete_index(self, operation: Operation) -> None:
         index_id = catalog.remove(self.env, self.txn, operation["index"])
-        removed = 0 if index_id is None else self.ctx.wipe_index(index_id)
+        removed = 0
+        if index_id is not None:
+            removed = self.ctx.wipe_index(index_id)
+            delete_settings(self.env, self.txn, index_id)
+            self.ctx.forget_indexer(index_id)
         self._count(operation, deleted=removed)
 
     def _rename_index(self, operation: Operation) -> None:
@@ -140,3 +146,14 @@ class _Applier:
             self.touched.add(index_id)
             deleted = self.ctx.wipe_index(index_id)
         self._count(operation, deleted=deleted)
+
+    def _update_settings(self, operation: Operation) -> None:
+        """Store the index's new effective settings; rebuild searchable data only if they shape it."""
+        index_id = catalog.ensure(self.env, self.txn, operation["index"])
+        self.touched.add(index_id)
+        previous = load_settings(self.env, self.txn, index_id)
+        settings = operation["settings"]
+        save_settings(self.env, self.txn, index_id, settings)
+        self.ctx.forget_indexer(index_id)
+        if needs_rebuild(previous, settings):
+            reindex_documents(self.ctx, index_id)

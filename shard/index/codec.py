@@ -1,4 +1,4 @@
-"""How a document is stored: orjson (keeps field order) compressed with zstd."""
+"""How documents and token records are stored: orjson (keeps field order) compressed with zstd."""
 
 from __future__ import annotations
 
@@ -22,13 +22,12 @@ class DocumentCodec:
     def __init__(self) -> None:
         self._local = threading.local()
 
-    def encode(self, document: dict[str, Any]) -> bytes:
-        compressed: bytes = self._compressor().compress(orjson.dumps(document))
+    def encode(self, value: Any) -> bytes:
+        compressed: bytes = self._compressor().compress(orjson.dumps(value))
         return compressed
 
-    def decode(self, data: bytes) -> dict[str, Any]:
-        document: dict[str, Any] = orjson.loads(self._decompressor().decompress(data))
-        return document
+    def decode(self, data: bytes) -> Any:
+        return orjson.loads(self._decompressor().decompress(data))
 
     def _compressor(self) -> zstandard.ZstdCompressor:
         compressor: zstandard.ZstdCompressor | None = getattr(self._local, "compressor", None)

@@ -10,7 +10,9 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from shard.index.codec import DocumentCodec
-from shard.index.env import StoreEnv, Txn, index_prefix
+from shard.index.env import Database, StoreEnv, Txn, index_prefix
+from shard.index.indexer import Deltas, Indexer
+from shard.index.settings import load_settings
 from shard.index.state import IndexState, load_state, save_state
 
 # How many documents may be processed between two calls of ``should_abort``.
@@ -31,6 +33,8 @@ class WriteContext:
         self._should_abort = should_abort
         self._since_check = 0
         self._states: dict[int, IndexState] = {}
+        self._indexers: dict[int, Indexer] = {}
+        self.deltas = Deltas(txn, env.words, env.prefixes, env.stems)
 
     def state(self, index_id: int) -> IndexState:
         """The index's bookkeeping, loaded on first use and saved by ``flush``."""
@@ -38,6 +42,19 @@ class WriteContext:
         if state is None:
             state = self._states[index_id] = load_state(self.env, self.txn, index_id)
         return state
+
+    def indexer(self, index_id: int) -> Indexer:
+        """The index's indexer for this batch, built from its stored settings on first use."""
+        indexer = self._indexers.get(index_id)
+        if indexer is None:
+            settings = load_settings(self.env, self.txn, index_id)
+            indexer = Indexer(self.txn, self.env.records, index_id, settings, self.deltas, self.codec)
+            self._indexers[index_id] = indexer
+        return indexer
+
+    def forget_indexer(self, index_id: int) -> None:
+        """The index's settings changed: the next document is indexed with the new ones."""
+        self._indexers.pop(index_id, None)
 
     def check_abort(self) -> None:
         self._since_check = 0
@@ -51,18 +68,33 @@ class WriteContext:
             self.check_abort()
 
     def wipe_index(self, index_id: int) -> int:
-        """Delete every key of the index in every per-index database; returns how many documents it had."""
+        """Delete the index's documents and all data derived from them; returns how many documents it had.
+
+        Pending postings changes are flushed first so that none of them lands after the wipe.
+        """
         removed = len(self.state(index_id).live)
+        self.deltas.flush()
+        self._wipe(index_id, self.env.per_index)
+        self._states[index_id] = IndexState()
+        return removed
+
+    def wipe_searchable(self, index_id: int) -> None:
+        """Delete the index's postings and token records, keeping its documents (before a rebuild)."""
+        self.deltas.flush()
+        self._wipe(index_id, self.env.searchable)
+        state = self.state(index_id)
+        self._states[index_id] = IndexState(state.live, state.raw_size, state.fields)
+
+    def _wipe(self, index_id: int, databases: tuple[Database, ...]) -> None:
         prefix = index_prefix(index_id)
-        for db in self.env.per_index:
+        for db in databases:
             cursor = self.txn.cursor(db)
             positioned = cursor.set_range(prefix)
             while positioned and cursor.key().startswith(prefix):
                 self.tick()
                 positioned = cursor.delete()
-        self._states[index_id] = IndexState()
-        return removed
 
     def flush(self) -> None:
+        self.deltas.flush()
         for index_id, state in self._states.items():
             save_state(self.env, self.txn, index_id, state)

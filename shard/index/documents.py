@@ -80,6 +80,7 @@ def _insert(ctx: WriteContext, state: IndexState, index_id: int, doc_id: int, do
     ctx.txn.put(document_key(index_id, doc_id), value, db=ctx.env.documents)
     state.raw_size += len(value)
     state.count_fields(document, +1)
+    ctx.indexer(index_id).index(state, doc_id, document)
 
 
 def _remove(ctx: WriteContext, state: IndexState, index_id: int, doc_id: int) -> Document:
@@ -87,10 +88,26 @@ def _remove(ctx: WriteContext, state: IndexState, index_id: int, doc_id: int) ->
     value = ctx.txn.pop(document_key(index_id, doc_id), db=ctx.env.documents)
     if value is None:
         raise LookupError(f"internal document {doc_id} of index {index_id} is mapped but not stored")
-    document = ctx.codec.decode(value)
+    document: Document = ctx.codec.decode(value)
     state.raw_size -= len(value)
     state.count_fields(document, -1)
+    ctx.indexer(index_id).unindex(doc_id)
     return document
+
+
+def reindex_documents(ctx: WriteContext, index_id: int) -> None:
+    """Rebuild the index's postings and token records from its stored documents, in id order."""
+    ctx.wipe_searchable(index_id)
+    ctx.forget_indexer(index_id)
+    state = ctx.state(index_id)
+    indexer = ctx.indexer(index_id)
+    prefix = index_prefix(index_id)
+    cursor = ctx.txn.cursor(ctx.env.documents)
+    positioned = cursor.set_range(prefix)
+    while positioned and cursor.key().startswith(prefix):
+        ctx.tick()
+        indexer.index(state, document_id_of(cursor.key()), ctx.codec.decode(cursor.value()))
+        positioned = cursor.next()
 
 
 def read_document(

@@ -14,6 +14,7 @@ from typing import TypeAlias
 import lmdb
 
 Txn: TypeAlias = "lmdb.Transaction[bytes]"
+Database: TypeAlias = "lmdb._Database"
 
 # LMDB reserves address space, not disk: the file grows only as pages are used.
 MAP_SIZE = 64 << 30
@@ -34,7 +35,7 @@ class StoreEnv:
     def __init__(self, path: Path) -> None:
         path.mkdir(parents=True, exist_ok=True)
         self.path = path
-        self.lmdb = lmdb.open(str(path), map_size=MAP_SIZE, max_dbs=8, sync=True, metasync=True)
+        self.lmdb = lmdb.open(str(path), map_size=MAP_SIZE, max_dbs=16, sync=True, metasync=True)
         # uid (utf-8) -> internal index id
         self.catalog = self.lmdb.open_db(b"catalog")
         # store-wide counters, e.g. the next internal index id
@@ -45,10 +46,23 @@ class StoreEnv:
         self.documents = self.lmdb.open_db(b"documents")
         # index id + external id -> internal doc id (u32)
         self.external_ids = self.lmdb.open_db(b"external_ids")
-        # index id + tag -> live doc id bitmap, stats counters
+        # index id + tag -> live doc id bitmap, stats counters, searchable field ids
         self.index_state = self.lmdb.open_db(b"index_state")
-        # Every database keyed by index prefix: wiping an index clears exactly these.
-        self.per_index = (self.documents, self.external_ids, self.index_state)
+        # index id + word + 0x00 + field id (u16) -> doc ids having the word in that field
+        self.words = self.lmdb.open_db(b"words")
+        # index id + first 1 or 2 characters of words + 0x00 + field id -> doc ids (short-prefix cache)
+        self.prefixes = self.lmdb.open_db(b"prefixes")
+        # index id + stem + 0x00 + field id -> doc ids having a word with that stem (stem != word)
+        self.stems = self.lmdb.open_db(b"stems")
+        # index id + internal doc id -> zstd token record: each searchable field's words and positions
+        self.records = self.lmdb.open_db(b"records")
+        # index id -> the index's settings (orjson); kept when documents are cleared
+        self.settings = self.lmdb.open_db(b"settings")
+        # Searchable data: rebuilt from the documents when settings that shape it change.
+        self.searchable = (self.words, self.prefixes, self.stems, self.records)
+        # Every database keyed by index prefix holding documents or data derived from them: clearing
+        # an index's documents clears exactly these.
+        self.per_index = (self.documents, self.external_ids, self.index_state, *self.searchable)
 
     def close(self) -> None:
         self.lmdb.close()

@@ -27,6 +27,11 @@ class IndexState:
     """Bytes of stored (compressed) documents."""
     fields: dict[str, int] = field(default_factory=dict)
     """Top-level field name -> number of documents having it."""
+    field_names: list[str] = field(default_factory=list)
+    """Indexed (dotted) field paths in discovery order; a path's index is its id in the postings keys."""
+    languages: dict[str, int] = field(default_factory=dict)
+    """Detected document language (ISO 639-3) -> how many documents it was detected in."""
+    _field_ids: dict[str, int] | None = field(default=None, init=False, repr=False, compare=False)
     _free: BitMap | None = field(default=None, init=False, repr=False, compare=False)
     """Non-live ids handed out first; derived from ``live`` on first allocation, then kept in step."""
 
@@ -47,6 +52,16 @@ class IndexState:
         if self._free is not None:
             self._free.add(doc_id)
 
+    def field_id(self, name: str) -> int:
+        """The id of an indexed field path, registering it on first sight."""
+        if self._field_ids is None:
+            self._field_ids = {known: field_id for field_id, known in enumerate(self.field_names)}
+        field_id = self._field_ids.get(name)
+        if field_id is None:
+            field_id = self._field_ids[name] = len(self.field_names)
+            self.field_names.append(name)
+        return field_id
+
     def count_fields(self, document: dict[str, Any], delta: int) -> None:
         for name in document:
             count = self.fields.get(name, 0) + delta
@@ -63,7 +78,13 @@ def load_state(env: StoreEnv, txn: Txn, index_id: int) -> IndexState:
     if live is None or stats is None:
         return IndexState()
     counters = orjson.loads(stats)
-    return IndexState(BitMap.deserialize(live), counters["rawSize"], counters["fields"])
+    return IndexState(
+        BitMap.deserialize(live),
+        counters["rawSize"],
+        counters["fields"],
+        counters.get("fieldNames", []),
+        counters.get("languages", {}),
+    )
 
 
 def save_state(env: StoreEnv, txn: Txn, index_id: int, state: IndexState) -> None:
@@ -75,5 +96,10 @@ def save_state(env: StoreEnv, txn: Txn, index_id: int, state: IndexState) -> Non
         return
     state.live.run_optimize()
     txn.put(prefix + _LIVE, state.live.serialize(), db=env.index_state)
-    stats = {"rawSize": state.raw_size, "fields": state.fields}
+    stats = {
+        "rawSize": state.raw_size,
+        "fields": state.fields,
+        "fieldNames": state.field_names,
+        "languages": state.languages,
+    }
     txn.put(prefix + _STATS, orjson.dumps(stats), db=env.index_state)

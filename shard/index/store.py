@@ -11,7 +11,9 @@ from shard.index.batches import BatchResult, Operation, apply_batch, recorded_re
 from shard.index.codec import DocumentCodec
 from shard.index.documents import Document, read_document, read_documents
 from shard.index.env import StoreEnv
+from shard.index.settings import load_settings
 from shard.index.state import load_state
+from shard.query.search import SearchResult, search
 
 
 def _never() -> bool:
@@ -60,6 +62,15 @@ class ShardStore:
             if index_id is None:
                 return [], 0
             return read_documents(self.env, self.codec, txn, index_id, offset, limit, ids)
+
+    def search(self, index_uid: str, params: dict[str, Any]) -> SearchResult | None:
+        """None when this shard has never held the index."""
+        with self.env.lmdb.begin() as txn:
+            index_id = catalog.lookup(self.env, txn, index_uid)
+            if index_id is None:
+                return None
+            settings = load_settings(self.env, txn, index_id)
+            return search(self.env, self.codec, txn, index_id, settings, params)
 
     def index_stats(self, index_uid: str) -> dict[str, Any]:
         """Read from counters kept by every write, so the cost does not grow with the index."""

@@ -10,6 +10,7 @@ import httpx
 import orjson
 import pytest
 
+from tests.support.client import client_for, wait_task
 from tests.support.cluster import RunningCluster
 
 
@@ -67,6 +68,12 @@ def test_cors_header_on_responses_and_errors(cluster: RunningCluster) -> None:
     assert httpx.get(f"{cluster.url}/doggo").headers["access-control-allow-origin"] == "*"
 
 
+@pytest.fixture(scope="module")
+def movies_index(cluster: RunningCluster) -> str:
+    wait_task(cluster, client_for(cluster).create_index("movies").task_uid)
+    return "movies"
+
+
 def _search_query(cluster: RunningCluster, body: bytes, encoding: str) -> httpx.Response:
     return httpx.post(
         f"{cluster.url}/indexes/movies/search",
@@ -80,7 +87,7 @@ def _search_query(cluster: RunningCluster, body: bytes, encoding: str) -> httpx.
     [("gzip", gzip.compress), ("deflate", zlib.compress), ("br", brotli.compress)],
 )
 def test_compressed_request_bodies_are_decoded(
-    cluster: RunningCluster, encoding: str, compress: object
+    cluster: RunningCluster, movies_index: str, encoding: str, compress: object
 ) -> None:
     body = orjson.dumps({"q": f"hello {encoding}"})
     response = _search_query(cluster, compress(body), encoding)  # type: ignore[operator]

@@ -10,6 +10,7 @@ import time
 import httpx
 import pytest
 
+from tests.support.client import client_for, wait_task
 from tests.support.cluster import RunningCluster
 
 
@@ -43,6 +44,7 @@ def test_clean_shutdown_stops_every_child_and_exits_zero(stop_signal: signal.Sig
 @pytest.mark.parametrize("victim", ["shard-1", "scheduler", "gateway"])
 def test_killed_child_is_restarted_within_ten_seconds(victim: str) -> None:
     with RunningCluster(shards=2) as running:
+        wait_task(running, client_for(running).create_index("movies").task_uid)
         old_pid = running.child_pids()[victim]
         os.kill(old_pid, signal.SIGKILL)
         killed_at = time.monotonic()

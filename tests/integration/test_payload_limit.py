@@ -8,12 +8,14 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
+from tests.support.client import client_for, wait_task
 from tests.support.cluster import RunningCluster
 
 
 @pytest.fixture(scope="module")
 def small_limit_cluster() -> Iterator[RunningCluster]:
     with RunningCluster("--http-payload-size-limit", "1KB", shards=1) as running:
+        wait_task(running, client_for(running).create_index("movies").task_uid)
         yield running
 
 

@@ -1,0 +1,31 @@
+"""Selecting attributes of a document by name or dotted path (``doggo`` or ``doggo.name``)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+
+def select_attributes(document: dict[str, Any], selectors: Sequence[str]) -> dict[str, Any]:
+    """The document restricted to ``selectors``, keeping its field order.
+
+    A name selects the whole value under it; a dotted path selects inside objects, and inside arrays
+    of objects, only the named sub-fields.
+    """
+    selected: dict[str, Any] = {}
+    for key, value in document.items():
+        if key in selectors:
+            selected[key] = value
+            continue
+        nested = [selector[len(key) + 1 :] for selector in selectors if selector.startswith(key + ".")]
+        if not nested:
+            continue
+        if isinstance(value, dict):
+            inner = select_attributes(value, nested)
+            if inner:
+                selected[key] = inner
+        elif isinstance(value, list):
+            items = [select_attributes(item, nested) for item in value if isinstance(item, dict)]
+            if any(items):
+                selected[key] = [item for item in items if item]
+    return selected

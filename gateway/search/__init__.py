@@ -1,0 +1,1 @@
+"""Search on the gateway side: parameter validation, fan-out request and the merge of shard hits."""

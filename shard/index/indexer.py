@@ -1,0 +1,208 @@
+"""Indexing one index's documents: analyse searchable fields into token records and postings keys.
+
+Called for every document entering or leaving the store (``documents._insert`` / ``_remove``) within
+the batch's transaction, so postings always describe exactly the stored documents.
+"""
+
+from __future__ import annotations
+
+import struct
+from collections.abc import Iterator
+from functools import lru_cache
+from typing import Any
+
+import orjson
+
+from shard.analysis import AnalysisConfig, Analyzer
+from shard.analysis.locales import iso639_3
+from shard.index.env import Database, Txn, document_key, index_prefix
+from shard.index.postings import SHORT_PREFIX_LENGTHS, PostingsDelta
+from shard.index.records import FieldTokens, decode_record, encode_record
+from shard.index.settings import Settings, searchable_attributes
+from shard.index.state import IndexState
+
+# Consecutive values of an array are as far apart as two sentences, so they never look adjacent.
+ARRAY_GAP = 8
+# Positions are kept below 2^16, like the reference engine: words past that are not indexed.
+MAX_POSITION = 0xFFFF
+# Enough text to tell a document's language; detecting on more only costs time.
+_LANGUAGE_SAMPLE_CHARS = 1000
+_FIELD = struct.Struct(">H")
+_FALLBACK_LANGUAGE = "eng"
+
+
+@lru_cache(maxsize=32)
+def analyzer_for(config: AnalysisConfig) -> Analyzer:
+    """Analyzers keep word caches that pay off across batches, so one is kept per configuration."""
+    return Analyzer(config)
+
+
+class Deltas:
+    """The batch's pending postings changes, one per postings database.
+
+    Flushed every ``FLUSH_DOCUMENTS`` documents to bound memory, and before removing a document added
+    since the last flush, so that each flush only ever removes then adds a document's keys.
+    """
+
+    FLUSH_DOCUMENTS = 10_000
+
+    def __init__(self, txn: Txn, words: Database, prefixes: Database, stems: Database) -> None:
+        self.txn = txn
+        self.words = PostingsDelta(words)
+        self.prefixes = PostingsDelta(prefixes)
+        self.stems = PostingsDelta(stems)
+        self._added: set[int] = set()
+
+    def adding(self, doc_id: int) -> None:
+        if len(self._added) >= self.FLUSH_DOCUMENTS:
+            self.flush()
+        self._added.add(doc_id)
+
+    def removing(self, doc_id: int) -> None:
+        if doc_id in self._added:
+            self.flush()
+
+    def flush(self) -> None:
+        for delta in (self.words, self.prefixes, self.stems):
+            delta.flush(self.txn)
+        self._added.clear()
+
+
+class Indexer:
+    def __init__(
+        self, txn: Txn, records_db: Database, index_id: int, settings: Settings, deltas: Deltas, codec: Any
+    ) -> None:
+        self.txn = txn
+        self.records_db = records_db
+        self.index_id = index_id
+        self.deltas = deltas
+        self.codec = codec
+        self.analyzer = analyzer_for(AnalysisConfig.from_settings(settings))
+        self.searchable = searchable_attributes(settings)
+        self._prefix = index_prefix(index_id)
+        self._selected: dict[str, bool] = {}
+
+    def index(self, state: IndexState, doc_id: int, document: dict[str, Any]) -> None:
+        fields = self._analyse(state, document)
+        if fields:
+            self.txn.put(
+                document_key(self.index_id, doc_id), encode_record(self.codec, fields), db=self.records_db
+            )
+            self._post(fields, doc_id, add=True)
+
+    def unindex(self, doc_id: int) -> None:
+        stored = self.txn.pop(document_key(self.index_id, doc_id), db=self.records_db)
+        if stored is not None:
+            self._post(decode_record(self.codec, stored), doc_id, add=False)
+
+    def _analyse(self, state: IndexState, document: dict[str, Any]) -> list[FieldTokens]:
+        analyzer = self.analyzer
+        analysed: dict[str, tuple[list[str], list[int], int]] = {}
+        undetected: list[str] = []
+        for path, text in self._values(document):
+            entry = analysed.get(path)
+            start = 0 if entry is None else entry[2] + ARRAY_GAP - 1
+            if start > MAX_POSITION:
+                continue
+            locales = analyzer.locales_for(path)
+            if not locales and sum(map(len, undetected)) < _LANGUAGE_SAMPLE_CHARS:
+                undetected.append(text)
+            words, positions, length = analyzer.index_text(text, locales)
+            if start:
+                positions = [position + start for position in positions]
+            if positions and positions[-1] > MAX_POSITION:
+                kept = sum(1 for position in positions if position <= MAX_POSITION)
+                words, positions = words[:kept], positions[:kept]
+            if entry is None:
+                analysed[path] = (words, positions, start + length)
+            else:
+                entry[0].extend(words)
+                entry[1].extend(positions)
+                analysed[path] = (entry[0], entry[1], start + length)
+        detected = self._detect(state, " ".join(undetected)[:_LANGUAGE_SAMPLE_CHARS]) if undetected else None
+        return [
+            FieldTokens(state.field_id(path), self._language(path, detected), words, positions)
+            for path, (words, positions, _) in analysed.items()
+            if words
+        ]
+
+    def _detect(self, state: IndexState, sample: str) -> str:
+        """The sample's language; short or ambiguous text takes the index's most common language so far.
+
+        Stems are extra terms, so a wrong guess only adds recall below exact matches; English is the
+        guess before any document of the index was recognised.
+        """
+        detected = self.analyzer.detect_language(sample)
+        if detected is not None:
+            state.languages[detected] = state.languages.get(detected, 0) + 1
+            return detected
+        if state.languages:
+            return max(state.languages.items(), key=lambda entry: (entry[1], entry[0]))[0]
+        return _FALLBACK_LANGUAGE
+
+    def _language(self, path: str, detected: str | None) -> str | None:
+        locales = self.analyzer.locales_for(path)
+        return iso639_3(locales[0]) if locales else detected
+
+    def _post(self, fields: list[FieldTokens], doc_id: int, *, add: bool) -> None:
+        prefix = self._prefix
+        deltas = self.deltas
+        if add:
+            deltas.adding(doc_id)
+        else:
+            deltas.removing(doc_id)
+        for entry in fields:
+            suffix = b"\x00" + _FIELD.pack(entry.field_id)
+            distinct = set(entry.words)
+            word_keys = [prefix + word.encode() + suffix for word in distinct]
+            prefix_keys = {
+                prefix + word[:length].encode() + suffix
+                for word in distinct
+                for length in SHORT_PREFIX_LENGTHS
+            }
+            stem_keys: list[bytes] = []
+            if entry.language is not None:
+                stem = self.analyzer.stem
+                stems = {stem(word, entry.language) for word in distinct} - distinct
+                stem_keys = [prefix + term.encode() + suffix for term in stems]
+            if add:
+                deltas.words.add(word_keys, doc_id)
+                deltas.prefixes.add(prefix_keys, doc_id)
+                deltas.stems.add(stem_keys, doc_id)
+            else:
+                deltas.words.remove(word_keys, doc_id)
+                deltas.prefixes.remove(prefix_keys, doc_id)
+                deltas.stems.remove(stem_keys, doc_id)
+
+    def _values(self, document: dict[str, Any]) -> Iterator[tuple[str, str]]:
+        """(dotted path, text) of every searchable string or number leaf, in document order."""
+        for name, value in document.items():
+            yield from self._leaves(name, value)
+
+    def _leaves(self, path: str, value: Any) -> Iterator[tuple[str, str]]:
+        if isinstance(value, str):
+            if self._is_searchable(path):
+                yield path, value
+        elif isinstance(value, bool) or value is None:
+            return
+        elif isinstance(value, int):
+            if self._is_searchable(path):
+                yield path, str(value)
+        elif isinstance(value, float):
+            if self._is_searchable(path):
+                yield path, orjson.dumps(value).decode()
+        elif isinstance(value, list):
+            for item in value:
+                yield from self._leaves(path, item)
+        elif isinstance(value, dict):
+            for name, item in value.items():
+                yield from self._leaves(f"{path}.{name}", item)
+
+    def _is_searchable(self, path: str) -> bool:
+        """A listed name covers its nested fields (``doggo`` covers ``doggo.name``)."""
+        selected = self._selected.get(path)
+        if selected is None:
+            selected = self._selected[path] = self.searchable is None or any(
+                path == name or path.startswith(name + ".") for name in self.searchable
+            )
+        return selected

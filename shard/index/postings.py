@@ -1,0 +1,130 @@
+"""Postings: term -> document bitmap per searchable field, for words, short prefixes and stems.
+
+Keys are ``index id + term + 0x00 + field id (u16)``: term-first, so every field of one term is one
+contiguous range (an exact lookup is one short range scan) and all terms sharing a prefix are
+contiguous too (a prefix expansion reads only the matching words, never the whole vocabulary).
+Normalised terms never contain 0x00: control characters are separators.
+
+A batch accumulates its changes in a ``PostingsDelta`` and merges each touched key once at flush, so
+a key shared by many documents is read, decoded and written once per batch, not once per document.
+"""
+
+from __future__ import annotations
+
+import struct
+from collections.abc import Iterable, Iterator
+
+from pyroaring import BitMap
+
+from shard.index.env import Database, Txn, index_prefix
+
+_FIELD = struct.Struct(">H")
+_SEPARATOR = b"\x00"
+# Bitmaps of at most this many ids are stored as a plain sorted u32 array: most words of a vocabulary
+# occur in a handful of documents, and roaring's container headers would double their size.
+_ARRAY_MAX = 8
+_ARRAY_TAG = b"\x00"
+_ROARING_TAG = b"\x01"
+# Prefixes this short (in characters) are precomputed; longer ones are expanded from the words table.
+SHORT_PREFIX_LENGTHS = (1, 2)
+
+TermKey = bytes
+"""A full postings key: index prefix, term, separator, field id."""
+
+
+def encode_bitmap(bitmap: BitMap) -> bytes:
+    if len(bitmap) <= _ARRAY_MAX:
+        return _ARRAY_TAG + struct.pack(f">{len(bitmap)}I", *bitmap)
+    bitmap.run_optimize()
+    return _ROARING_TAG + bitmap.serialize()
+
+
+def decode_bitmap(data: bytes) -> BitMap:
+    if data[:1] == _ARRAY_TAG:
+        return BitMap(struct.unpack(f">{(len(data) - 1) // 4}I", data[1:]))
+    return BitMap.deserialize(data[1:])
+
+
+def term_key(index_id: int, term: str, field_id: int) -> TermKey:
+    return index_prefix(index_id) + term.encode() + _SEPARATOR + _FIELD.pack(field_id)
+
+
+def split_key(key: bytes) -> tuple[str, int]:
+    """The term and field id of a full key."""
+    field_id: int = _FIELD.unpack(key[-2:])[0]
+    return key[4:-3].decode(), field_id
+
+
+def scan(txn: Txn, db: Database, start: bytes) -> Iterator[tuple[bytes, bytes]]:
+    """Every (key, value) whose key starts with ``start``, in key order."""
+    cursor = txn.cursor(db)
+    if not cursor.set_range(start):
+        return
+    for key, value in cursor:
+        if not key.startswith(start):
+            return
+        yield key, value
+
+
+def term_docs(txn: Txn, db: Database, index_id: int, term: str, fields: set[int] | None) -> BitMap:
+    """Documents having exactly ``term`` in any of ``fields`` (every field when None)."""
+    start = index_prefix(index_id) + term.encode() + _SEPARATOR
+    found = BitMap()
+    for key, value in scan(txn, db, start):
+        if fields is None or _FIELD.unpack(key[-2:])[0] in fields:
+            found |= decode_bitmap(value)
+    return found
+
+
+def prefix_terms(txn: Txn, db: Database, index_id: int, prefix: str) -> Iterator[tuple[str, int, bytes]]:
+    """(term, field id, encoded bitmap) of every term starting with ``prefix``, in term order."""
+    for key, value in scan(txn, db, index_prefix(index_id) + prefix.encode()):
+        term, field_id = split_key(key)
+        yield term, field_id, value
+
+
+class PostingsDelta:
+    """Pending changes to one postings database, merged into the store by ``flush``.
+
+    Removals are applied before additions, which is right for a document removed then re-added (an
+    update); the caller flushes before removing a document it added since the last flush.
+    """
+
+    def __init__(self, db: Database) -> None:
+        self.db = db
+        self._added: dict[TermKey, list[int]] = {}
+        self._removed: dict[TermKey, list[int]] = {}
+
+    def add(self, keys: Iterable[TermKey], doc_id: int) -> None:
+        _record(self._added, keys, doc_id)
+
+    def remove(self, keys: Iterable[TermKey], doc_id: int) -> None:
+        _record(self._removed, keys, doc_id)
+
+    def flush(self, txn: Txn) -> None:
+        """Sorted key order makes the B-tree writes sequential."""
+        added, removed = self._added, self._removed
+        for key in sorted(added.keys() | removed.keys()):
+            stored = txn.get(key, db=self.db)
+            bitmap = decode_bitmap(stored) if stored is not None else BitMap()
+            gone = removed.get(key)
+            if gone:
+                bitmap -= BitMap(gone)
+            new = added.get(key)
+            if new:
+                bitmap.update(new)
+            if bitmap:
+                txn.put(key, encode_bitmap(bitmap), db=self.db)
+            elif stored is not None:
+                txn.delete(key, db=self.db)
+        added.clear()
+        removed.clear()
+
+
+def _record(pending: dict[TermKey, list[int]], keys: Iterable[TermKey], doc_id: int) -> None:
+    for key in keys:
+        ids = pending.get(key)
+        if ids is None:
+            pending[key] = [doc_id]
+        else:
+            ids.append(doc_id)

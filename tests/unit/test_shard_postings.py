@@ -1,0 +1,197 @@
+"""Postings and token records on one shard store: exact contents, and a return to empty.
+
+The property test drives random adds, updates and deletes of text documents and checks, after every
+batch, that the words table equals postings rebuilt from scratch from the model's documents, and
+that deleting everything leaves no key in any searchable database.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from pyroaring import BitMap
+
+from shard.analysis import AnalysisConfig, Analyzer
+from shard.index import ShardStore
+from shard.index.postings import decode_bitmap, encode_bitmap, split_key
+from shard.index.settings import needs_rebuild
+
+ANALYZER = Analyzer(AnalysisConfig.from_settings({}))
+WORDS = ["apple", "apples", "banana", "cherry", "running", "runs", "zebra", "étoile", "東京"]
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Iterator[ShardStore]:
+    shard = ShardStore(tmp_path / "shard")
+    yield shard
+    shard.close()
+
+
+def add(store: ShardStore, batch: int, docs: list[dict[str, Any]], mode: str = "replace") -> None:
+    operation = {
+        "op": "addDocuments",
+        "task": batch,
+        "index": "x",
+        "mode": mode,
+        "documents": [[str(doc["id"]), doc] for doc in docs],
+    }
+    store.apply_batch(batch, [operation])
+
+
+def table(store: ShardStore, db: object) -> dict[tuple[str, int], set[int]]:
+    with store.env.lmdb.begin() as txn:
+        return {split_key(key): set(decode_bitmap(value)) for key, value in txn.cursor(db)}
+
+
+def words_of(store: ShardStore) -> dict[str, set[int]]:
+    merged: dict[str, set[int]] = {}
+    for (word, _), docs in table(store, store.env.words).items():
+        merged.setdefault(word, set()).update(docs)
+    return merged
+
+
+def test_bitmap_codec_round_trips_small_and_large_sets() -> None:
+    for ids in ([], [7], list(range(8)), list(range(0, 100_000, 3)), [2**32 - 1]):
+        assert list(decode_bitmap(encode_bitmap(BitMap(ids)))) == ids
+    assert len(encode_bitmap(BitMap([5]))) == 5, "a single id costs a tag byte and four bytes"
+
+
+def test_words_prefixes_and_stems_are_posted_per_field(store: ShardStore) -> None:
+    add(
+        store,
+        1,
+        [{"id": 1, "title": "Running apples", "body": "The zebra runs."}, {"id": 2, "title": "apple"}],
+    )
+    words = table(store, store.env.words)
+    fields = store.list_documents("x", 0, 10)[0]
+    assert len(fields) == 2
+    title_words = {word for (word, field), _ in words.items() if field == 1}
+    assert {"running", "apples", "apple"} <= title_words
+    assert words[("apple", 1)] == {1}
+    assert words[("zebra", 2)] == {0}
+    prefixes = table(store, store.env.prefixes)
+    assert prefixes[("a", 1)] == {0, 1}
+    assert prefixes[("ap", 1)] == {0, 1}
+    assert prefixes[("ru", 2)] == {0}
+    stems = table(store, store.env.stems)
+    assert stems[("run", 1)] == {0}, "the English stem of running is an extra term"
+    assert ("apple", 1) not in stems, "a stem equal to a word of the document is not repeated"
+
+
+def test_update_and_delete_keep_postings_exact(store: ShardStore) -> None:
+    add(store, 1, [{"id": 1, "t": "apple banana"}, {"id": 2, "t": "banana cherry"}])
+    add(store, 2, [{"id": 1, "t": "cherry"}])
+    assert words_of(store) == {"1": {0}, "2": {1}, "banana": {1}, "cherry": {0, 1}}
+    add(store, 3, [{"id": 2, "extra": "zebra"}], mode="update")
+    assert words_of(store)["zebra"] == {1}
+    assert words_of(store)["banana"] == {1}
+    store.apply_batch(4, [{"op": "deleteDocuments", "task": 4, "index": "x", "ids": ["1", "2"]}])
+    for db in store.env.searchable:
+        assert table(store, db) == {}
+
+
+def test_settings_change_rebuilds_only_when_it_shapes_the_index(store: ShardStore) -> None:
+    add(store, 1, [{"id": 1, "a": "apple", "b": "banana"}])
+    base = {"searchableAttributes": ["*"], "displayedAttributes": ["*"], "stopWords": []}
+    narrowed = {**base, "searchableAttributes": ["b"]}
+    store.apply_batch(2, [{"op": "updateSettings", "task": 2, "index": "x", "settings": narrowed}])
+    assert set(words_of(store)) == {"banana"}
+    store.apply_batch(
+        3, [{"op": "updateSettings", "task": 3, "index": "x", "settings": {**base, "stopWords": ["1"]}}]
+    )
+    assert set(words_of(store)) == {"apple", "banana"}, (
+        "the id field is searchable but its word is a stop word"
+    )
+
+
+documents = st.fixed_dictionaries(
+    {"id": st.integers(0, 7)},
+    optional={
+        "title": st.lists(st.sampled_from(WORDS), max_size=4).map(" ".join),
+        "tags": st.lists(st.sampled_from(WORDS), max_size=3),
+    },
+)
+batches = st.lists(
+    st.one_of(
+        st.tuples(st.just("replace"), st.lists(documents, min_size=1, max_size=4)),
+        st.tuples(st.just("update"), st.lists(documents, min_size=1, max_size=4)),
+        st.tuples(st.just("delete"), st.lists(st.integers(0, 7), min_size=1, max_size=3)),
+    ),
+    min_size=1,
+    max_size=6,
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(batches)
+def test_random_writes_keep_words_equal_to_a_rebuild_and_end_empty(
+    steps: list[tuple[str, list[Any]]],
+) -> None:
+    with tempfile.TemporaryDirectory() as scratch:
+        store = ShardStore(Path(scratch) / "shard")
+        try:
+            model: dict[str, dict[str, Any]] = {}
+            for batch, (kind, items) in enumerate(steps, start=1):
+                if kind == "delete":
+                    ids = [str(item) for item in items]
+                    store.apply_batch(
+                        batch, [{"op": "deleteDocuments", "task": batch, "index": "x", "ids": ids}]
+                    )
+                    for external in ids:
+                        model.pop(external, None)
+                    continue
+                add(store, batch, items, mode=kind)
+                for doc in items:
+                    key = str(doc["id"])
+                    model[key] = {**model[key], **doc} if kind == "update" and key in model else doc
+                assert _texts(store) == _model_words(model)
+            store.apply_batch(999, [{"op": "deleteDocuments", "task": 999, "index": "x", "ids": list(model)}])
+            for db in store.env.searchable:
+                assert table(store, db) == {}
+        finally:
+            store.close()
+
+
+def _texts(store: ShardStore) -> dict[str, set[str]]:
+    """Word -> external ids, read from the postings."""
+    external = {doc_id: str(doc["id"]) for doc_id, doc in store.list_documents("x", 0, 100)[0]}
+    return {word: {external[d] for d in docs} for word, docs in words_of(store).items()}
+
+
+def _model_words(model: dict[str, dict[str, Any]]) -> dict[str, set[str]]:
+    words: dict[str, set[str]] = {}
+    for key, doc in model.items():
+        text = " ".join([str(doc["id"]), doc.get("title", ""), *doc.get("tags", [])])
+        for word in ANALYZER.index_text(text)[0]:
+            words.setdefault(word, set()).add(key)
+    return words
+
+
+@pytest.mark.parametrize(
+    ("change", "rebuild"),
+    [
+        ({"searchableAttributes": ["b", "a"]}, False),
+        ({"searchableAttributes": ["a", "b", "c"]}, True),
+        ({"searchableAttributes": ["*"]}, True),
+        ({"displayedAttributes": ["a"]}, False),
+        ({"synonyms": {"a": ["b"]}}, False),
+        ({"rankingRules": ["words"]}, False),
+        ({"typoTolerance": {"enabled": False, "disableOnNumbers": True}}, False),
+        ({"proximityPrecision": "byAttribute"}, False),
+        ({"prefixSearch": "disabled"}, False),
+        ({"stopWords": ["the"]}, True),
+        ({"separatorTokens": ["|"]}, True),
+        ({"nonSeparatorTokens": ["@"]}, True),
+        ({"dictionary": ["C++"]}, True),
+        ({"localizedAttributes": [{"attributePatterns": ["a"], "locales": ["fr"]}]}, True),
+    ],
+)
+def test_only_settings_that_shape_postings_rebuild_them(change: dict[str, Any], rebuild: bool) -> None:
+    base = {"searchableAttributes": ["a", "b"]}
+    assert needs_rebuild(base, {**base, **change}) is rebuild
