@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from shard.index.blocks import BlockWriter
 from shard.index.codec import DocumentCodec
 from shard.index.env import Database, StoreEnv, Txn, index_prefix
 from shard.index.indexer import Deltas, Indexer
@@ -35,6 +36,8 @@ class WriteContext:
         self._states: dict[int, IndexState] = {}
         self._indexers: dict[int, Indexer] = {}
         self.deltas = Deltas(txn, env.words, env.prefixes, env.stems)
+        self.documents = BlockWriter(txn, env.documents, codec)
+        self.records = BlockWriter(txn, env.records, codec)
 
     def state(self, index_id: int) -> IndexState:
         """The index's bookkeeping, loaded on first use and saved by ``flush``."""
@@ -48,7 +51,7 @@ class WriteContext:
         indexer = self._indexers.get(index_id)
         if indexer is None:
             settings = load_settings(self.env, self.txn, index_id)
-            indexer = Indexer(self.txn, self.env.records, index_id, settings, self.deltas, self.codec)
+            indexer = Indexer(index_id, settings, self.deltas, self.records)
             self._indexers[index_id] = indexer
         return indexer
 
@@ -74,6 +77,8 @@ class WriteContext:
         """
         removed = len(self.state(index_id).live)
         self.deltas.flush()
+        self.documents.forget(index_id)
+        self.records.forget(index_id)
         self._wipe(index_id, self.env.per_index)
         self._states[index_id] = IndexState()
         return removed
@@ -81,6 +86,7 @@ class WriteContext:
     def wipe_searchable(self, index_id: int) -> None:
         """Delete the index's postings and token records, keeping its documents (before a rebuild)."""
         self.deltas.flush()
+        self.records.forget(index_id)
         self._wipe(index_id, self.env.searchable)
         state = self.state(index_id)
         self._states[index_id] = IndexState(state.live, state.raw_size, state.fields)
@@ -96,5 +102,7 @@ class WriteContext:
 
     def flush(self) -> None:
         self.deltas.flush()
+        self.documents.flush()
+        self.records.flush()
         for index_id, state in self._states.items():
             save_state(self.env, self.txn, index_id, state)

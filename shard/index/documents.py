@@ -9,17 +9,17 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+import orjson
+
+from shard.index.blocks import iter_values, read_value
 from shard.index.codec import DocumentCodec
 from shard.index.context import WriteContext
 from shard.index.env import (
     StoreEnv,
     Txn,
     decode_u32,
-    document_id_of,
-    document_key,
     encode_u32,
     external_key,
-    index_prefix,
 )
 from shard.index.state import IndexState, load_state
 
@@ -76,8 +76,8 @@ def delete_documents(ctx: WriteContext, index_id: int, external_ids: Iterable[st
 
 
 def _insert(ctx: WriteContext, state: IndexState, index_id: int, doc_id: int, document: Document) -> None:
-    value = ctx.codec.encode(document)
-    ctx.txn.put(document_key(index_id, doc_id), value, db=ctx.env.documents)
+    value = orjson.dumps(document)
+    ctx.documents.put(index_id, doc_id, value)
     state.raw_size += len(value)
     state.count_fields(document, +1)
     ctx.indexer(index_id).index(state, doc_id, document)
@@ -85,10 +85,10 @@ def _insert(ctx: WriteContext, state: IndexState, index_id: int, doc_id: int, do
 
 def _remove(ctx: WriteContext, state: IndexState, index_id: int, doc_id: int) -> Document:
     """Drop the stored value and its counts; returns the document it held. The id stays allocated."""
-    value = ctx.txn.pop(document_key(index_id, doc_id), db=ctx.env.documents)
+    value = ctx.documents.pop(index_id, doc_id)
     if value is None:
         raise LookupError(f"internal document {doc_id} of index {index_id} is mapped but not stored")
-    document: Document = ctx.codec.decode(value)
+    document: Document = orjson.loads(value)
     state.raw_size -= len(value)
     state.count_fields(document, -1)
     ctx.indexer(index_id).unindex(doc_id)
@@ -99,15 +99,12 @@ def reindex_documents(ctx: WriteContext, index_id: int) -> None:
     """Rebuild the index's postings and token records from its stored documents, in id order."""
     ctx.wipe_searchable(index_id)
     ctx.forget_indexer(index_id)
+    ctx.documents.flush()
     state = ctx.state(index_id)
     indexer = ctx.indexer(index_id)
-    prefix = index_prefix(index_id)
-    cursor = ctx.txn.cursor(ctx.env.documents)
-    positioned = cursor.set_range(prefix)
-    while positioned and cursor.key().startswith(prefix):
+    for doc_id, value in iter_values(ctx.txn, ctx.env.documents, ctx.codec, index_id):
         ctx.tick()
-        indexer.index(state, document_id_of(cursor.key()), ctx.codec.decode(cursor.value()))
-        positioned = cursor.next()
+        indexer.index(state, doc_id, orjson.loads(value))
 
 
 def read_document(
@@ -116,8 +113,12 @@ def read_document(
     packed = txn.get(external_key(index_id, external_id), db=env.external_ids)
     if packed is None:
         return None
-    value = txn.get(document_key(index_id, decode_u32(packed)), db=env.documents)
-    return None if value is None else codec.decode(value)
+    return read_by_id(env, codec, txn, index_id, decode_u32(packed))
+
+
+def read_by_id(env: StoreEnv, codec: DocumentCodec, txn: Txn, index_id: int, doc_id: int) -> Document | None:
+    value = read_value(txn, env.documents, codec, index_id, doc_id)
+    return None if value is None else orjson.loads(value)
 
 
 def read_documents(
@@ -137,13 +138,11 @@ def read_documents(
     page: list[tuple[int, Document]] = []
     if offset >= total or limit <= 0:
         return page, total
-    prefix = index_prefix(index_id)
-    cursor = txn.cursor(env.documents)
-    # Selecting the offset-th live id skips straight to the page instead of walking past `offset` keys.
-    positioned = cursor.set_range(document_key(index_id, live[offset]))
-    while positioned and len(page) < limit and cursor.key().startswith(prefix):
-        page.append((document_id_of(cursor.key()), codec.decode(cursor.value())))
-        positioned = cursor.next()
+    # Selecting the offset-th live id skips straight to the page instead of walking past `offset` ids.
+    for doc_id, value in iter_values(txn, env.documents, codec, index_id, live[offset]):
+        page.append((doc_id, orjson.loads(value)))
+        if len(page) >= limit:
+            break
     return page, total
 
 
@@ -163,7 +162,7 @@ def _read_selected(
             doc_ids.add(decode_u32(packed))
     page: list[tuple[int, Document]] = []
     for doc_id in sorted(doc_ids)[offset : offset + max(limit, 0)]:
-        value = txn.get(document_key(index_id, doc_id), db=env.documents)
-        if value is not None:
-            page.append((doc_id, codec.decode(value)))
+        document = read_by_id(env, codec, txn, index_id, doc_id)
+        if document is not None:
+            page.append((doc_id, document))
     return page, len(doc_ids)

@@ -20,7 +20,6 @@ Database: TypeAlias = "lmdb._Database"
 MAP_SIZE = 64 << 30
 
 _U32 = struct.Struct(">I")
-_U32_PAIR = struct.Struct(">II")
 _U64 = struct.Struct(">Q")
 
 # LMDB's compiled-in key limit is 511 bytes and external ids may be 511 bytes themselves, so long ids
@@ -42,7 +41,7 @@ class StoreEnv:
         self.meta = self.lmdb.open_db(b"meta")
         # batch uid (u64) -> orjson result
         self.batches = self.lmdb.open_db(b"batches")
-        # index id + internal doc id -> zstd(orjson(document))
+        # index id + block id -> zstd block of 16 documents (orjson), see blocks.py
         self.documents = self.lmdb.open_db(b"documents")
         # index id + external id -> internal doc id (u32)
         self.external_ids = self.lmdb.open_db(b"external_ids")
@@ -54,7 +53,7 @@ class StoreEnv:
         self.prefixes = self.lmdb.open_db(b"prefixes")
         # index id + stem + 0x00 + field id -> doc ids having a word with that stem (stem != word)
         self.stems = self.lmdb.open_db(b"stems")
-        # index id + internal doc id -> zstd token record: each searchable field's words and positions
+        # index id + block id -> zstd block of 16 token records: each searchable field's words and positions
         self.records = self.lmdb.open_db(b"records")
         # index id -> the index's settings (orjson); kept when documents are cleared
         self.settings = self.lmdb.open_db(b"settings")
@@ -79,15 +78,6 @@ def decode_u32(data: bytes) -> int:
 
 def index_prefix(index_id: int) -> bytes:
     return _U32.pack(index_id)
-
-
-def document_key(index_id: int, doc_id: int) -> bytes:
-    return _U32_PAIR.pack(index_id, doc_id)
-
-
-def document_id_of(key: bytes) -> int:
-    doc_id: int = _U32_PAIR.unpack(key)[1]
-    return doc_id
 
 
 def external_key(index_id: int, external_id: str) -> bytes:

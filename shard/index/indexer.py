@@ -15,7 +15,8 @@ import orjson
 
 from shard.analysis import AnalysisConfig, Analyzer
 from shard.analysis.locales import iso639_3
-from shard.index.env import Database, Txn, document_key, index_prefix
+from shard.index.blocks import BlockWriter
+from shard.index.env import Database, Txn, index_prefix
 from shard.index.postings import SHORT_PREFIX_LENGTHS, PostingsDelta
 from shard.index.records import FieldTokens, decode_record, encode_record
 from shard.index.settings import Settings, searchable_attributes
@@ -26,7 +27,7 @@ ARRAY_GAP = 8
 # Positions are kept below 2^16, like the reference engine: words past that are not indexed.
 MAX_POSITION = 0xFFFF
 # Enough text to tell a document's language; detecting on more only costs time.
-_LANGUAGE_SAMPLE_CHARS = 1000
+_LANGUAGE_SAMPLE_CHARS = 300
 _FIELD = struct.Struct(">H")
 _FALLBACK_LANGUAGE = "eng"
 
@@ -69,14 +70,10 @@ class Deltas:
 
 
 class Indexer:
-    def __init__(
-        self, txn: Txn, records_db: Database, index_id: int, settings: Settings, deltas: Deltas, codec: Any
-    ) -> None:
-        self.txn = txn
-        self.records_db = records_db
+    def __init__(self, index_id: int, settings: Settings, deltas: Deltas, records: BlockWriter) -> None:
         self.index_id = index_id
         self.deltas = deltas
-        self.codec = codec
+        self.records = records
         self.analyzer = analyzer_for(AnalysisConfig.from_settings(settings))
         self.searchable = searchable_attributes(settings)
         self._prefix = index_prefix(index_id)
@@ -85,15 +82,13 @@ class Indexer:
     def index(self, state: IndexState, doc_id: int, document: dict[str, Any]) -> None:
         fields = self._analyse(state, document)
         if fields:
-            self.txn.put(
-                document_key(self.index_id, doc_id), encode_record(self.codec, fields), db=self.records_db
-            )
+            self.records.put(self.index_id, doc_id, encode_record(fields))
             self._post(fields, doc_id, add=True)
 
     def unindex(self, doc_id: int) -> None:
-        stored = self.txn.pop(document_key(self.index_id, doc_id), db=self.records_db)
+        stored = self.records.pop(self.index_id, doc_id)
         if stored is not None:
-            self._post(decode_record(self.codec, stored), doc_id, add=False)
+            self._post(decode_record(stored), doc_id, add=False)
 
     def _analyse(self, state: IndexState, document: dict[str, Any]) -> list[FieldTokens]:
         analyzer = self.analyzer

@@ -20,11 +20,12 @@ from shard.index.env import Database, Txn, index_prefix
 
 _FIELD = struct.Struct(">H")
 _SEPARATOR = b"\x00"
-# Bitmaps of at most this many ids are stored as a plain sorted u32 array: most words of a vocabulary
-# occur in a handful of documents, and roaring's container headers would double their size.
+# Bitmaps of at most this many ids are stored as a plain sorted array (u16 when every id fits): most
+# words of a vocabulary occur in a handful of documents, and roaring's headers would double their size.
 _ARRAY_MAX = 8
 _ARRAY_TAG = b"\x00"
 _ROARING_TAG = b"\x01"
+_SHORT_TAG = b"\x02"
 # Prefixes this short (in characters) are precomputed; longer ones are expanded from the words table.
 SHORT_PREFIX_LENGTHS = (1, 2)
 
@@ -33,14 +34,20 @@ TermKey = bytes
 
 
 def encode_bitmap(bitmap: BitMap) -> bytes:
-    if len(bitmap) <= _ARRAY_MAX:
-        return _ARRAY_TAG + struct.pack(f">{len(bitmap)}I", *bitmap)
+    count = len(bitmap)
+    if count <= _ARRAY_MAX:
+        if not count or bitmap.max() <= 0xFFFF:
+            return _SHORT_TAG + struct.pack(f">{count}H", *bitmap)
+        return _ARRAY_TAG + struct.pack(f">{count}I", *bitmap)
     bitmap.run_optimize()
     return _ROARING_TAG + bitmap.serialize()
 
 
 def decode_bitmap(data: bytes) -> BitMap:
-    if data[:1] == _ARRAY_TAG:
+    tag = data[:1]
+    if tag == _SHORT_TAG:
+        return BitMap(struct.unpack(f">{(len(data) - 1) // 2}H", data[1:]))
+    if tag == _ARRAY_TAG:
         return BitMap(struct.unpack(f">{(len(data) - 1) // 4}I", data[1:]))
     return BitMap.deserialize(data[1:])
 
@@ -104,8 +111,9 @@ class PostingsDelta:
     def flush(self, txn: Txn) -> None:
         """Sorted key order makes the B-tree writes sequential."""
         added, removed = self._added, self._removed
+        appender = Appender(txn, self.db)
         for key in sorted(added.keys() | removed.keys()):
-            stored = txn.get(key, db=self.db)
+            stored = txn.get(key, db=self.db) if appender.may_exist(key) else None
             bitmap = decode_bitmap(stored) if stored is not None else BitMap()
             gone = removed.get(key)
             if gone:
@@ -114,11 +122,36 @@ class PostingsDelta:
             if new:
                 bitmap.update(new)
             if bitmap:
-                txn.put(key, encode_bitmap(bitmap), db=self.db)
+                appender.put(key, encode_bitmap(bitmap))
             elif stored is not None:
                 txn.delete(key, db=self.db)
         added.clear()
         removed.clear()
+
+
+class Appender:
+    """Writes keys given in ascending order, appending those past the database's last key.
+
+    LMDB splits a full page in half, so keys inserted one by one at the end of a B-tree leave every
+    page half empty; appending fills pages completely. A first load of an index (the common bulk
+    case) is all appends, since a new index has the highest id prefix.
+    """
+
+    def __init__(self, txn: Txn, db: Database) -> None:
+        self.txn = txn
+        self.db = db
+        cursor = txn.cursor(db)
+        self._last: bytes | None = cursor.key() if cursor.last() else None
+
+    def may_exist(self, key: bytes) -> bool:
+        return self._last is not None and key <= self._last
+
+    def put(self, key: bytes, value: bytes) -> None:
+        if self.may_exist(key):
+            self.txn.put(key, value, db=self.db)
+        else:
+            self.txn.put(key, value, db=self.db, append=True)
+            self._last = key
 
 
 def _record(pending: dict[TermKey, list[int]], keys: Iterable[TermKey], doc_id: int) -> None:

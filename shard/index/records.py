@@ -5,7 +5,8 @@ proximity, attribute rank, word position and exactness; it replaces the word-pai
 the reference engine's index. It is also the exact list of postings keys a document contributed, so
 removing or replacing a document never re-analyses its old text.
 
-Positions are stored as deltas (mostly 1, 8 across a sentence), which zstd shrinks to almost nothing.
+Positions are stored as deltas (mostly 1, 8 across a sentence), which the block's zstd frame shrinks to
+almost nothing (records are stored in blocks, see ``blocks.py``).
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from itertools import accumulate
 
-from shard.index.codec import DocumentCodec
+import orjson
 
 
 @dataclass(frozen=True, slots=True)
@@ -25,17 +26,17 @@ class FieldTokens:
     positions: list[int]
 
 
-def encode_record(codec: DocumentCodec, fields: list[FieldTokens]) -> bytes:
+def encode_record(fields: list[FieldTokens]) -> bytes:
     packed = []
     for entry in fields:
         positions = entry.positions
         deltas = [b - a for a, b in zip([0, *positions], positions, strict=False)]
         packed.append([entry.field_id, entry.language, entry.words, deltas])
-    return codec.encode(packed)
+    return orjson.dumps(packed)
 
 
-def decode_record(codec: DocumentCodec, data: bytes) -> list[FieldTokens]:
+def decode_record(data: bytes) -> list[FieldTokens]:
     return [
         FieldTokens(field_id, language, words, list(accumulate(deltas)))
-        for field_id, language, words, deltas in codec.decode(data)
+        for field_id, language, words, deltas in orjson.loads(data)
     ]

@@ -24,7 +24,7 @@ class IndexState:
 
     live: BitMap = field(default_factory=BitMap)
     raw_size: int = 0
-    """Bytes of stored (compressed) documents."""
+    """Bytes of the stored documents' JSON, before block compression."""
     fields: dict[str, int] = field(default_factory=dict)
     """Top-level field name -> number of documents having it."""
     field_names: list[str] = field(default_factory=list)

@@ -14,7 +14,8 @@ from pyroaring import BitMap
 from common.documents.projection import select_attributes
 from shard.analysis import AnalysisConfig, TokenKind
 from shard.index.codec import DocumentCodec
-from shard.index.env import StoreEnv, Txn, document_key
+from shard.index.documents import read_by_id
+from shard.index.env import StoreEnv, Txn
 from shard.index.indexer import analyzer_for
 from shard.index.postings import term_docs
 from shard.index.settings import Settings, displayed_attributes
@@ -53,10 +54,9 @@ def search(
         retrieve = None
     hits: list[Hit] = []
     for doc_id in candidates[:wanted] if wanted else ():
-        stored = txn.get(document_key(index_id, doc_id), db=env.documents)
-        if stored is None:
+        document = read_by_id(env, codec, txn, index_id, doc_id)
+        if document is None:
             continue
-        document = codec.decode(stored)
         if displayed is not None:
             document = select_attributes(document, displayed)
         if retrieve is not None:

@@ -57,9 +57,10 @@ def words_of(store: ShardStore) -> dict[str, set[int]]:
 
 
 def test_bitmap_codec_round_trips_small_and_large_sets() -> None:
-    for ids in ([], [7], list(range(8)), list(range(0, 100_000, 3)), [2**32 - 1]):
+    for ids in ([], [7], list(range(8)), [3, 70_000], list(range(0, 100_000, 3)), [2**32 - 1]):
         assert list(decode_bitmap(encode_bitmap(BitMap(ids)))) == ids
-    assert len(encode_bitmap(BitMap([5]))) == 5, "a single id costs a tag byte and four bytes"
+    assert len(encode_bitmap(BitMap([5]))) == 3, "a single small id costs a tag byte and two bytes"
+    assert len(encode_bitmap(BitMap([70_000]))) == 5
 
 
 def test_words_prefixes_and_stems_are_posted_per_field(store: ShardStore) -> None:
