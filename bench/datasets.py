@@ -12,7 +12,7 @@ import itertools
 import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 import httpx
 import orjson
@@ -21,6 +21,7 @@ from bench.loadgen import REPO_ROOT
 
 DATASETS_DIR = REPO_ROOT.parent / "shared" / "datasets"
 _TERMINAL = ("succeeded", "failed", "canceled")
+T = TypeVar("T")
 
 
 class TaskFailed(Exception):
@@ -69,7 +70,7 @@ def add_documents(
     params = {"primaryKey": primary_key} if primary_key else {}
     task_uids = []
     with httpx.Client(base_url=url, timeout=60.0) as client:
-        for chunk in _chunks(documents, chunk_size):
+        for chunk in chunked(documents, chunk_size):
             response = client.post(
                 f"/indexes/{index_uid}/documents",
                 params=params,
@@ -99,7 +100,8 @@ def wait_for_task(client: httpx.Client, task_uid: int, deadline: float) -> dict[
         interval = min(interval * 2, 0.5)
 
 
-def _chunks(documents: Iterable[dict[str, Any]], size: int) -> Iterator[list[dict[str, Any]]]:
-    iterator = iter(documents)
+def chunked(items: Iterable[T], size: int) -> Iterator[list[T]]:
+    """Consecutive lists of ``size`` items (the last may be shorter), taken lazily."""
+    iterator = iter(items)
     while chunk := list(itertools.islice(iterator, size)):
         yield chunk

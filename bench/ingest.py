@@ -5,32 +5,43 @@ request, the other in chunks of ``--chunk-docs`` documents sent back to back (ea
 its 202, never for its task). The indexing time runs from the client's 202 of the first request to
 the server's ``finishedAt`` of the last task (same machine, same wall clock), so the figure does not
 depend on how often the client polls.
+
+``synthetic`` (``bench/synthetic.py``) is generated into a temporary NDJSON file before any cluster
+starts and sent in chunks only (a single 600 MB request is no realistic load), each body read from the
+file just before it is sent, so the client holds about one chunk at a time.
 """
 
 from __future__ import annotations
 
 import argparse
+import gc
 import os
 import statistics
 import sys
+import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import httpx
 import orjson
 
+from bench import synthetic
 from bench.datasets import DATASETS, DATASETS_DIR, wait_for_task
 from bench.procstat import ProcessSampler, cluster_processes
 from common.layout import DataLayout
 from tests.support.cluster import RunningCluster
 
-INGEST_DATASETS = ("movies", "cities")
-# About a tenth of each dataset, so that chunked sends enough requests for the scheduler to batch.
-DEFAULT_CHUNK_DOCS = {"movies": 200, "cities": 10_000}
+INGEST_DATASETS = ("movies", "cities", "synthetic")
+# About a tenth of each real dataset, so that chunked sends enough requests for the scheduler to batch;
+# synthetic bodies of ~12 MB, well under the default 100 MB payload limit.
+DEFAULT_CHUNK_DOCS = {"movies": 200, "cities": 10_000, "synthetic": 20_000}
+# A million documents when synthetic is measured alone; beside the real datasets (``all``) a tenth, so
+# that the whole suite stays within minutes.
+DEFAULT_SYNTHETIC_DOCS = {"synthetic": 1_000_000, "all": 100_000}
 _CONTENT_TYPES = {".json": "application/json", ".ndjson": "application/x-ndjson"}
 _MB = 1_000_000
 _TASK_TIMEOUT = 1800.0
@@ -43,8 +54,37 @@ _SCALAR_KEYS = (
     "mb_per_s",
     "batches",
     "disk_ratio",
+    "shard_disk_ratio",
     "host_cpu_s",
+    "cluster_peak_rss_mib",
 )
+
+
+class Bodies(Protocol):
+    """Request bodies that can be counted and iterated (more than once: one pass per run)."""
+
+    def __len__(self) -> int: ...
+
+    def __iter__(self) -> Iterator[bytes]: ...
+
+
+@dataclass(frozen=True)
+class FileChunks:
+    """Bodies read from a file as they are sent, ``sizes`` bytes each, so only one is held at a time."""
+
+    path: Path
+    sizes: tuple[int, ...]
+
+    def __len__(self) -> int:
+        return len(self.sizes)
+
+    def __iter__(self) -> Iterator[bytes]:
+        with open(self.path, "rb") as file:
+            for size in self.sizes:
+                # httpx's request and response objects form reference cycles that keep the previous
+                # body alive until a collection: without this, a 1M-document run held ~250 MB more.
+                gc.collect()
+                yield file.read(size)
 
 
 @dataclass(frozen=True)
@@ -54,13 +94,11 @@ class Payload:
     dataset: str
     mode: str
     content_type: str
+    primary_key: str
     documents: int
     docs_per_request: int
-    bodies: tuple[bytes, ...]
-
-    @property
-    def size(self) -> int:
-        return sum(len(body) for body in self.bodies)
+    size: int
+    bodies: Bodies
 
 
 def parse_args(argv: list[str]) -> argparse.Namespace:
@@ -74,10 +112,19 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         help="documents per request in chunked mode; default "
         + ", ".join(f"{name} {docs}" for name, docs in DEFAULT_CHUNK_DOCS.items()),
     )
+    parser.add_argument(
+        "--docs",
+        type=int,
+        help="synthetic documents; default "
+        + ", ".join(f"{docs} with --dataset {name}" for name, docs in DEFAULT_SYNTHETIC_DOCS.items()),
+    )
+    parser.add_argument("--seed", type=int, default=synthetic.DEFAULT_SEED, help="synthetic corpus seed")
     parser.add_argument("--json", type=Path, help="result file; default bench/results/ingest-<time>.json")
     args = parser.parse_args(argv)
-    if args.runs < 1 or (args.chunk_docs is not None and args.chunk_docs < 1):
-        parser.error("--runs and --chunk-docs must be positive")
+    if args.runs < 1 or any(value is not None and value < 1 for value in (args.chunk_docs, args.docs)):
+        parser.error("--runs, --chunk-docs and --docs must be positive")
+    if args.docs is not None and args.dataset not in DEFAULT_SYNTHETIC_DOCS:
+        parser.error("--docs applies to the synthetic corpus only")
     return args
 
 
@@ -88,6 +135,7 @@ def payloads(name: str, chunk_docs: int) -> dict[str, Payload]:
     whitespace); NDJSON lines are sent as they are in the file.
     """
     file = DATASETS_DIR / DATASETS[name].path
+    primary_key = DATASETS[name].primary_key
     content_type = _CONTENT_TYPES[file.suffix]
     raw = file.read_bytes()
     documents: list[Any]
@@ -99,7 +147,9 @@ def payloads(name: str, chunk_docs: int) -> dict[str, Payload]:
 
     def split(mode: str, size: int) -> Payload:
         bodies = tuple(encode(documents[i : i + size]) for i in range(0, len(documents), size))
-        return Payload(name, mode, content_type, len(documents), min(size, len(documents)), bodies)
+        per_request = min(size, len(documents))
+        total = sum(len(body) for body in bodies)
+        return Payload(name, mode, content_type, primary_key, len(documents), per_request, total, bodies)
 
     return {"single": split("single", len(documents)), "chunked": split("chunked", chunk_docs)}
 
@@ -108,9 +158,20 @@ def _ndjson(lines: list[bytes]) -> bytes:
     return b"\n".join(lines) + b"\n"
 
 
+def synthetic_payload(path: Path, documents: int, seed: int, chunk_docs: int) -> Payload:
+    """Write the synthetic corpus to ``path`` in request-sized chunks; the payload reads them back."""
+    with open(path, "wb") as out:
+        sizes = tuple(synthetic.write_ndjson(out, documents, seed, chunk_docs))
+    bodies = FileChunks(path, sizes)
+    per_request = min(chunk_docs, documents)
+    return Payload(
+        "synthetic", "chunked", _CONTENT_TYPES[".ndjson"], "id", documents, per_request, sum(sizes), bodies
+    )
+
+
 def ingest_once(payload: Payload, shards: int) -> dict[str, Any]:
     """Send ``payload`` to a fresh cluster, wait for every task; timings, CPU, memory and disk use."""
-    params = {"primaryKey": DATASETS[payload.dataset].primary_key}
+    params = {"primaryKey": payload.primary_key}
     headers = {"Content-Type": payload.content_type}
     path = f"/indexes/{payload.dataset}/documents"
     with (
@@ -118,7 +179,8 @@ def ingest_once(payload: Payload, shards: int) -> dict[str, Any]:
         httpx.Client(base_url=cluster.url, timeout=300.0) as client,
     ):
         assert cluster.process is not None
-        sampler = ProcessSampler({**cluster_processes(cluster.process.pid), "runner": os.getpid()})
+        served = cluster_processes(cluster.process.pid)
+        sampler = ProcessSampler({**served, "runner": os.getpid()}, total_of=served)
         sampler.start()
         try:
             sampler.begin_window()
@@ -159,14 +221,16 @@ def ingest_once(payload: Payload, shards: int) -> dict[str, Any]:
         "batches": len({task["batchUid"] for task in tasks}),
         "disk_bytes": disk,
         "disk_ratio": round(disk["total"] / payload.size, 3),
+        "shard_disk_ratio": round(disk["shards"] / payload.size, 3),
         "host_cpu_s": round(sampler.host_cpu_pct() * window / 100, 3),
+        "cluster_peak_rss_mib": sampler.peak_total_mib(),
         "processes": processes,
     }
 
 
 def disk_usage(layout: DataLayout, shards: int) -> dict[str, int]:
-    """Bytes on disk of the whole data directory and of each process's own directory."""
-    parts = {"total": layout.root, "scheduler": layout.scheduler_dir}
+    """Bytes on disk of the whole data directory, of all shards and of each process's own directory."""
+    parts = {"total": layout.root, "shards": layout.shard_dir(0).parent, "scheduler": layout.scheduler_dir}
     parts |= {f"shard-{k}": layout.shard_dir(k) for k in range(shards)}
     return {name: _bytes_on_disk(path) for name, path in parts.items()}
 
@@ -188,22 +252,36 @@ def run(args: argparse.Namespace, environment: dict[str, Any]) -> dict[str, Any]
     names = INGEST_DATASETS if args.dataset == "all" else (args.dataset,)
     chunk_docs = {name: args.chunk_docs or DEFAULT_CHUNK_DOCS[name] for name in names}
     started_at = time.strftime("%Y-%m-%dT%H:%M:%S%z")
-    loads = [p for name in names for p in payloads(name, chunk_docs[name]).values()]
-    runs: list[list[dict[str, Any]]] = [[] for _ in loads]
-    for k in range(1, args.runs + 1):
-        for payload, results in zip(loads, runs, strict=True):
-            print(f"run {k}/{args.runs}, {payload.dataset} {payload.mode} ...", file=sys.stderr, flush=True)
-            results.append(ingest_once(payload, args.shards))
+    options: dict[str, Any] = {
+        "shards": args.shards,
+        "runs": args.runs,
+        "datasets": list(names),
+        "chunk_docs": chunk_docs,
+    }
+    with tempfile.TemporaryDirectory(prefix="sift-ingest-") as scratch:
+        loads = [
+            p for name in names if name != "synthetic" for p in payloads(name, chunk_docs[name]).values()
+        ]
+        if "synthetic" in names:
+            docs = args.docs or DEFAULT_SYNTHETIC_DOCS[args.dataset]
+            print(f"generating {docs} synthetic documents ...", file=sys.stderr, flush=True)
+            generating = time.monotonic()
+            path = Path(scratch) / "synthetic.ndjson"
+            loads.append(synthetic_payload(path, docs, args.seed, chunk_docs["synthetic"]))
+            generate_s = round(time.monotonic() - generating, 2)
+            options["synthetic"] = {"docs": docs, "seed": args.seed, "generate_s": generate_s}
+        runs: list[list[dict[str, Any]]] = [[] for _ in loads]
+        for k in range(1, args.runs + 1):
+            for payload, results in zip(loads, runs, strict=True):
+                print(
+                    f"run {k}/{args.runs}, {payload.dataset} {payload.mode} ...", file=sys.stderr, flush=True
+                )
+                results.append(ingest_once(payload, args.shards))
     return {
         "scenario": "ingest",
         "description": "a whole dataset into a fresh cluster, as one request and as chunks sent back to back",
         "started_at": started_at,
-        "options": {
-            "shards": args.shards,
-            "runs": args.runs,
-            "datasets": list(names),
-            "chunk_docs": chunk_docs,
-        },
+        "options": options,
         "environment": environment,
         "results": [
             {
@@ -248,9 +326,16 @@ def render(report: dict[str, Any]) -> str:
         f"shards={options['shards']} runs={options['runs']} chunk docs={options['chunk_docs']} | "
         f"python {env['python']}, {env['cpus']} CPUs, commit {env['commit']}, "
         f"load avg {env['loadavg_before']:.2f} before start",
+    ]
+    if "synthetic" in options:
+        corpus = options["synthetic"]
+        lines.append(
+            f"synthetic: {corpus['docs']} docs, seed {corpus['seed']}, generated in {corpus['generate_s']} s"
+        )
+    lines += [
         "",
         f"{'load':<{w}}  {'run':<6} {'1st 202 s':>9} {'index s':>8} {'total s':>8} {'docs/s':>9} "
-        f"{'MB/s':>7} {'batches':>7} {'disk/raw':>8}",
+        f"{'MB/s':>7} {'batches':>7} {'disk/raw':>8} {'shards/raw':>10}",
     ]
     for result in results:
         rows = [("median", result["median"])] + [(str(k), r) for k, r in enumerate(result["runs"], 1)]
@@ -258,14 +343,21 @@ def render(report: dict[str, Any]) -> str:
             lines.append(
                 f"{_label(result):<{w}}  {label:<6} {row['first_202_s']:>9.3f} {row['index_s']:>8.3f} "
                 f"{row['total_s']:>8.3f} {row['docs_per_s']:>9.0f} {row['mb_per_s']:>7.2f} "
-                f"{row['batches']:>7g} {row['disk_ratio']:>8.2f}"
+                f"{row['batches']:>7g} {row['disk_ratio']:>8.2f} {row['shard_disk_ratio']:>10.2f}"
             )
     names = list(results[0]["median"]["processes"])
-    lines += ["", "VmHWM MiB (peak RSS since the process started), median of runs"]
-    lines.append(f"{'load':<{w}}" + "".join(f"{name:>10}" for name in names))
+    lines += [
+        "",
+        "VmHWM MiB (peak RSS since the process started), median of runs",
+        "(sum = of the cluster's processes, runner excluded; at once = largest sampled sum of their VmRSS)",
+        f"{'load':<{w}}" + "".join(f"{name:>10}" for name in [*names, "sum", "at once"]),
+    ]
     for result in results:
-        processes = result["median"]["processes"]
-        lines.append(f"{_label(result):<{w}}" + "".join(_cell(processes[n]["hwm_mib"], 1) for n in names))
+        median = result["median"]
+        hwm = [median["processes"][n]["hwm_mib"] for n in names]
+        total = sum(h for n, h in zip(names, hwm, strict=True) if h is not None and n != "runner")
+        cells = [*hwm, total, median["cluster_peak_rss_mib"]]
+        lines.append(f"{_label(result):<{w}}" + "".join(_cell(c, 1) for c in cells))
     lines += [
         "",
         "CPU seconds from the first request to the last task, median of runs",

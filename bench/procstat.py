@@ -2,9 +2,11 @@
 
 Peak RSS is the largest ``VmRSS`` seen by sampling every 0.2 s while the load runs (what the process
 holds under load); ``VmHWM`` read at the end is the kernel's high-water mark since the process started,
-so it also catches spikes between samples and during startup. CPU is ``utime + stime`` over the
-measured window only, as a percentage of one core, so that on a 2-core machine the reader sees which
-process saturates first and how much the load generator itself costs.
+so it also catches spikes between samples and during startup. The largest per-sample sum of ``VmRSS``
+is what the processes held at once, which the sum of their peaks (reached at different times)
+overstates. CPU is ``utime + stime`` over the measured window only, as a percentage of one core, so
+that on a 2-core machine the reader sees which process saturates first and how much the load
+generator itself costs.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from __future__ import annotations
 import os
 import threading
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -84,11 +87,16 @@ def cluster_processes(launcher_pid: int) -> dict[str, int]:
 
 
 class ProcessSampler:
-    """Samples ``VmRSS`` on a thread from ``start`` to ``stop``; CPU between the window marks."""
+    """Samples ``VmRSS`` on a thread from ``start`` to ``stop``; CPU between the window marks.
 
-    def __init__(self, pids: dict[str, int]) -> None:
+    ``total_of`` names the processes whose summed ``VmRSS`` is tracked (``peak_total_mib``); default all.
+    """
+
+    def __init__(self, pids: dict[str, int], total_of: Iterable[str] | None = None) -> None:
         self.pids = pids
+        self._total_of = frozenset(pids if total_of is None else total_of)
         self._peak_kib: dict[str, int] = {}
+        self._peak_total_kib = 0
         self._ticks_at_start: dict[str, int | None] = {}
         self._ticks_at_end: dict[str, int | None] = {}
         self._hwm_kib: dict[str, int | None] = {}
@@ -130,15 +138,23 @@ class ProcessSampler:
             )
         return figures
 
+    def peak_total_mib(self) -> float:
+        """Largest sum of the ``total_of`` processes' ``VmRSS`` in one sampling round."""
+        return round(self._peak_total_kib / 1024, 1)
+
     def _ticks_to_pct(self, ticks: int) -> float:
         seconds = self._window[1] - self._window[0]
         return 100.0 * ticks / _CLOCK_TICKS / seconds if seconds > 0 else 0.0
 
     def _sample_until_stopped(self) -> None:
         while True:
+            total = 0
             for name, pid in self.pids.items():
                 rss = _status_kib(pid, b"VmRSS:")
-                if rss is not None and rss > self._peak_kib.get(name, 0):
-                    self._peak_kib[name] = rss
+                if rss is None:
+                    continue
+                self._peak_kib[name] = max(rss, self._peak_kib.get(name, 0))
+                total += rss if name in self._total_of else 0
+            self._peak_total_kib = max(total, self._peak_total_kib)
             if self._stopping.wait(SAMPLE_INTERVAL):
                 return

@@ -23,7 +23,7 @@ _LENGTHS = struct.Struct(f">{BLOCK_SIZE}i")
 _ABSENT = -1
 _BLOCK_ID = struct.Struct(">I")
 # A batch keeps at most this many decoded blocks before writing them back, to bound its memory.
-_MAX_CACHED_BLOCKS = 4096
+_MAX_CACHED_BLOCKS = 512
 
 Slots = list[bytes | None]
 
