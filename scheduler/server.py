@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import errno
 import os
+from collections.abc import Callable
 from typing import Any
 
 import grpc
@@ -180,20 +181,21 @@ class SchedulerService(scheduler_pb2_grpc.SchedulerServicer):
     async def GetIndex(
         self, request: json_pb2.JsonRequest, context: grpc.aio.ServicerContext
     ) -> json_pb2.JsonReply:
-        uid = orjson.loads(request.json)["uid"]
-        index = self.store.get_index(uid)
-        if index is None:
-            return _error(index_not_found(uid))
-        return _reply(public_index(index))
+        return self._about_index(request, public_index)
 
     async def GetSettings(
         self, request: json_pb2.JsonRequest, context: grpc.aio.ServicerContext
+    ) -> json_pb2.JsonReply:
+        return self._about_index(request, lambda index: public_settings(index.get("settings", {})))
+
+    def _about_index(
+        self, request: json_pb2.JsonRequest, view: Callable[[dict[str, Any]], Any]
     ) -> json_pb2.JsonReply:
         uid = orjson.loads(request.json)["uid"]
         index = self.store.get_index(uid)
         if index is None:
             return _error(index_not_found(uid))
-        return _reply(public_settings(index.get("settings", {})))
+        return _reply(view(index))
 
     async def ListIndexes(
         self, request: json_pb2.JsonRequest, context: grpc.aio.ServicerContext
