@@ -128,7 +128,7 @@ OPTIONS: tuple[Option, ...] = (
     ),
     Option(
         "experimental_limit_batched_tasks_total_size", Kind.SIZE, "Largest total payload of one batch.",
-        derived="half of --max-indexing-memory, at most 64 MiB", minimum=1,
+        derived="half of --max-indexing-memory, at most 32 MiB", minimum=1,
     ),
     Option(
         "experimental_search_queue_size", Kind.INT, "Searches waiting for a worker before refusal.",

@@ -86,7 +86,7 @@ def test_every_option_has_its_default(cwd: Path) -> None:
         "experimental_no_edition_2024_for_settings": False,
         "experimental_logs_mode": "human",
         "experimental_max_number_of_batched_tasks": None,
-        "experimental_limit_batched_tasks_total_size": 64 * 1024**2,
+        "experimental_limit_batched_tasks_total_size": 32 * 1024**2,
         "experimental_search_queue_size": 1000,
         "experimental_drop_search_after": 60,
         "experimental_nb_searches_per_core": 4,
@@ -121,12 +121,12 @@ def test_machine_dependent_defaults_follow_the_machine(cwd: Path) -> None:
     assert config.max_indexing_memory == 64 * GIB
     assert config.max_indexing_threads == 1
     assert config.shards == 1
-    assert config.experimental_limit_batched_tasks_total_size == 64 * 1024**2  # half would be 32 GiB
+    assert config.experimental_limit_batched_tasks_total_size == 32 * 1024**2  # half would be 32 GiB
 
 
 def test_batch_size_default_follows_a_configured_indexing_memory(cwd: Path) -> None:
-    config = load(cwd, "--max-indexing-memory", "100MiB").config
-    assert config.experimental_limit_batched_tasks_total_size == 50 * 1024**2
+    config = load(cwd, "--max-indexing-memory", "50MiB").config
+    assert config.experimental_limit_batched_tasks_total_size == 25 * 1024**2
 
 
 def test_returns_the_subcommand_and_no_shard_id_outside_shard(cwd: Path) -> None:
