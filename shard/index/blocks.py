@@ -82,9 +82,6 @@ class BlockWriter:
         self._blocks: dict[bytes, Slots] = {}
         self._dirty: set[bytes] = set()
 
-    def get(self, index_id: int, doc_id: int) -> bytes | None:
-        return self._slots(block_key(index_id, doc_id))[doc_id % BLOCK_SIZE]
-
     def put(self, index_id: int, doc_id: int, value: bytes) -> None:
         key = block_key(index_id, doc_id)
         self._slots(key)[doc_id % BLOCK_SIZE] = value

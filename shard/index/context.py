@@ -12,7 +12,8 @@ from collections.abc import Callable
 from shard.index.blocks import BlockWriter
 from shard.index.codec import DocumentCodec
 from shard.index.env import Database, StoreEnv, Txn, index_prefix
-from shard.index.indexer import Deltas, Indexer
+from shard.index.indexer import Indexer
+from shard.index.postings import Deltas
 from shard.index.settings import load_settings
 from shard.index.state import IndexState, load_state, save_state
 

@@ -6,7 +6,6 @@ the batch's transaction, so postings always describe exactly the stored document
 
 from __future__ import annotations
 
-import struct
 from collections.abc import Iterator
 from functools import lru_cache
 from typing import Any
@@ -16,8 +15,7 @@ import orjson
 from shard.analysis import AnalysisConfig, Analyzer
 from shard.analysis.locales import iso639_3
 from shard.index.blocks import BlockWriter
-from shard.index.env import Database, Txn, index_prefix
-from shard.index.postings import SHORT_PREFIX_LENGTHS, PostingsDelta
+from shard.index.postings import SHORT_PREFIX_LENGTHS, Deltas, term_keys
 from shard.index.records import FieldTokens, decode_record, encode_record
 from shard.index.settings import Settings, searchable_attributes
 from shard.index.state import IndexState
@@ -28,7 +26,6 @@ ARRAY_GAP = 8
 MAX_POSITION = 0xFFFF
 # Enough text to tell a document's language; detecting on more only costs time.
 _LANGUAGE_SAMPLE_CHARS = 300
-_FIELD = struct.Struct(">H")
 _FALLBACK_LANGUAGE = "eng"
 
 
@@ -38,37 +35,6 @@ def analyzer_for(config: AnalysisConfig) -> Analyzer:
     return Analyzer(config)
 
 
-class Deltas:
-    """The batch's pending postings changes, one per postings database.
-
-    Flushed every ``FLUSH_DOCUMENTS`` documents to bound memory, and before removing a document added
-    since the last flush, so that each flush only ever removes then adds a document's keys.
-    """
-
-    FLUSH_DOCUMENTS = 10_000
-
-    def __init__(self, txn: Txn, words: Database, prefixes: Database, stems: Database) -> None:
-        self.txn = txn
-        self.words = PostingsDelta(words)
-        self.prefixes = PostingsDelta(prefixes)
-        self.stems = PostingsDelta(stems)
-        self._added: set[int] = set()
-
-    def adding(self, doc_id: int) -> None:
-        if len(self._added) >= self.FLUSH_DOCUMENTS:
-            self.flush()
-        self._added.add(doc_id)
-
-    def removing(self, doc_id: int) -> None:
-        if doc_id in self._added:
-            self.flush()
-
-    def flush(self) -> None:
-        for delta in (self.words, self.prefixes, self.stems):
-            delta.flush(self.txn)
-        self._added.clear()
-
-
 class Indexer:
     def __init__(self, index_id: int, settings: Settings, deltas: Deltas, records: BlockWriter) -> None:
         self.index_id = index_id
@@ -76,8 +42,8 @@ class Indexer:
         self.records = records
         self.analyzer = analyzer_for(AnalysisConfig.from_settings(settings))
         self.searchable = searchable_attributes(settings)
-        self._prefix = index_prefix(index_id)
         self._selected: dict[str, bool] = {}
+        self._path_locales: dict[str, tuple[str, ...]] = {}
 
     def index(self, state: IndexState, doc_id: int, document: dict[str, Any]) -> None:
         fields = self._analyse(state, document)
@@ -92,34 +58,37 @@ class Indexer:
 
     def _analyse(self, state: IndexState, document: dict[str, Any]) -> list[FieldTokens]:
         analyzer = self.analyzer
+        # path -> (words, positions, next free position); a path's values follow each other.
         analysed: dict[str, tuple[list[str], list[int], int]] = {}
-        undetected: list[str] = []
+        sample: list[str] = []
+        sample_chars = 0
         for path, text in self._values(document):
-            entry = analysed.get(path)
-            start = 0 if entry is None else entry[2] + ARRAY_GAP - 1
+            words, positions, start = analysed.get(path) or ([], [], 0)
             if start > MAX_POSITION:
                 continue
-            locales = analyzer.locales_for(path)
-            if not locales and sum(map(len, undetected)) < _LANGUAGE_SAMPLE_CHARS:
-                undetected.append(text)
-            words, positions, length = analyzer.index_text(text, locales)
-            if start:
-                positions = [position + start for position in positions]
-            if positions and positions[-1] > MAX_POSITION:
-                kept = sum(1 for position in positions if position <= MAX_POSITION)
-                words, positions = words[:kept], positions[:kept]
-            if entry is None:
-                analysed[path] = (words, positions, start + length)
-            else:
-                entry[0].extend(words)
-                entry[1].extend(positions)
-                analysed[path] = (entry[0], entry[1], start + length)
-        detected = self._detect(state, " ".join(undetected)[:_LANGUAGE_SAMPLE_CHARS]) if undetected else None
+            locales = self._locales(path)
+            if not locales and sample_chars < _LANGUAGE_SAMPLE_CHARS:
+                sample.append(text)
+                sample_chars += len(text)
+            new_words, new_positions, length = analyzer.index_text(text, locales)
+            for word, position in zip(new_words, new_positions, strict=True):
+                if position + start > MAX_POSITION:
+                    break
+                words.append(word)
+                positions.append(position + start)
+            analysed[path] = (words, positions, start + length + ARRAY_GAP - 1)
+        detected = self._detect(state, " ".join(sample)[:_LANGUAGE_SAMPLE_CHARS]) if sample else None
         return [
             FieldTokens(state.field_id(path), self._language(path, detected), words, positions)
             for path, (words, positions, _) in analysed.items()
             if words
         ]
+
+    def _locales(self, path: str) -> tuple[str, ...]:
+        locales = self._path_locales.get(path)
+        if locales is None:
+            locales = self._path_locales[path] = self.analyzer.locales_for(path)
+        return locales
 
     def _detect(self, state: IndexState, sample: str) -> str:
         """The sample's language; short or ambiguous text takes the index's most common language so far.
@@ -136,38 +105,29 @@ class Indexer:
         return _FALLBACK_LANGUAGE
 
     def _language(self, path: str, detected: str | None) -> str | None:
-        locales = self.analyzer.locales_for(path)
+        locales = self._locales(path)
         return iso639_3(locales[0]) if locales else detected
 
     def _post(self, fields: list[FieldTokens], doc_id: int, *, add: bool) -> None:
-        prefix = self._prefix
         deltas = self.deltas
         if add:
             deltas.adding(doc_id)
         else:
             deltas.removing(doc_id)
         for entry in fields:
-            suffix = b"\x00" + _FIELD.pack(entry.field_id)
             distinct = set(entry.words)
-            word_keys = [prefix + word.encode() + suffix for word in distinct]
-            prefix_keys = {
-                prefix + word[:length].encode() + suffix
-                for word in distinct
-                for length in SHORT_PREFIX_LENGTHS
-            }
-            stem_keys: list[bytes] = []
+            short_prefixes = {word[:length] for word in distinct for length in SHORT_PREFIX_LENGTHS}
+            stems: set[str] = set()
             if entry.language is not None:
                 stem = self.analyzer.stem
                 stems = {stem(word, entry.language) for word in distinct} - distinct
-                stem_keys = [prefix + term.encode() + suffix for term in stems]
-            if add:
-                deltas.words.add(word_keys, doc_id)
-                deltas.prefixes.add(prefix_keys, doc_id)
-                deltas.stems.add(stem_keys, doc_id)
-            else:
-                deltas.words.remove(word_keys, doc_id)
-                deltas.prefixes.remove(prefix_keys, doc_id)
-                deltas.stems.remove(stem_keys, doc_id)
+            tables = ((deltas.words, distinct), (deltas.prefixes, short_prefixes), (deltas.stems, stems))
+            for delta, terms in tables:
+                keys = term_keys(self.index_id, terms, entry.field_id)
+                if add:
+                    delta.add(keys, doc_id)
+                else:
+                    delta.remove(keys, doc_id)
 
     def _values(self, document: dict[str, Any]) -> Iterator[tuple[str, str]]:
         """(dotted path, text) of every searchable string or number leaf, in document order."""

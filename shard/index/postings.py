@@ -52,8 +52,10 @@ def decode_bitmap(data: bytes) -> BitMap:
     return BitMap.deserialize(data[1:])
 
 
-def term_key(index_id: int, term: str, field_id: int) -> TermKey:
-    return index_prefix(index_id) + term.encode() + _SEPARATOR + _FIELD.pack(field_id)
+def term_keys(index_id: int, terms: Iterable[str], field_id: int) -> list[TermKey]:
+    prefix = index_prefix(index_id)
+    suffix = _SEPARATOR + _FIELD.pack(field_id)
+    return [prefix + term.encode() + suffix for term in terms]
 
 
 def split_key(key: bytes) -> tuple[str, int]:
@@ -81,13 +83,6 @@ def term_docs(txn: Txn, db: Database, index_id: int, term: str, fields: set[int]
         if fields is None or _FIELD.unpack(key[-2:])[0] in fields:
             found |= decode_bitmap(value)
     return found
-
-
-def prefix_terms(txn: Txn, db: Database, index_id: int, prefix: str) -> Iterator[tuple[str, int, bytes]]:
-    """(term, field id, encoded bitmap) of every term starting with ``prefix``, in term order."""
-    for key, value in scan(txn, db, index_prefix(index_id) + prefix.encode()):
-        term, field_id = split_key(key)
-        yield term, field_id, value
 
 
 class PostingsDelta:
@@ -161,3 +156,34 @@ def _record(pending: dict[TermKey, list[int]], keys: Iterable[TermKey], doc_id: 
             pending[key] = [doc_id]
         else:
             ids.append(doc_id)
+
+
+class Deltas:
+    """The batch's pending postings changes, one per postings database.
+
+    Flushed every ``FLUSH_DOCUMENTS`` documents to bound memory, and before removing a document added
+    since the last flush, so that each flush only ever removes then adds a document's keys.
+    """
+
+    FLUSH_DOCUMENTS = 10_000
+
+    def __init__(self, txn: Txn, words: Database, prefixes: Database, stems: Database) -> None:
+        self.txn = txn
+        self.words = PostingsDelta(words)
+        self.prefixes = PostingsDelta(prefixes)
+        self.stems = PostingsDelta(stems)
+        self._added: set[int] = set()
+
+    def adding(self, doc_id: int) -> None:
+        if len(self._added) >= self.FLUSH_DOCUMENTS:
+            self.flush()
+        self._added.add(doc_id)
+
+    def removing(self, doc_id: int) -> None:
+        if doc_id in self._added:
+            self.flush()
+
+    def flush(self) -> None:
+        for delta in (self.words, self.prefixes, self.stems):
+            delta.flush(self.txn)
+        self._added.clear()
