@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import functools
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
 from typing import Any
 
 import grpc
@@ -24,28 +23,20 @@ from scheduler.documents import plan_documents
 from scheduler.queries import Processing
 from scheduler.settings import run_settings_batch
 from scheduler.shards import ShardClients
-from scheduler.store import SchedulerStore, Txn
-from scheduler.tasks import CANCELED, ENQUEUED, FAILED, FINISHED, SUCCEEDED, finish, matched_tasks
-
-log = get_logger(__name__)
-_COUNT_DETAILS = frozenset(
-    {
-        "receivedDocuments",
-        "indexedDocuments",
-        "deletedDocuments",
-        "providedIds",
-        "matchedTasks",
-        "canceledTasks",
-        "deletedTasks",
-    }
+from scheduler.store import SchedulerStore, Txn, new_index_record
+from scheduler.tasks import (
+    CANCELED,
+    COUNT_DETAILS,
+    ENQUEUED,
+    FAILED,
+    FINISHED,
+    SUCCEEDED,
+    Outcome,
+    finish,
+    matched_tasks,
 )
 
-
-@dataclass
-class Outcome:
-    status: str
-    counts: dict[str, int] = field(default_factory=dict)
-    error: dict[str, str] | None = None
+log = get_logger(__name__)
 
 
 async def _nothing() -> None:
@@ -185,8 +176,7 @@ class Executor:
             return await self._update_index(first, batch_uid)
         if kind == "settingsUpdate" and all(t["type"] != "indexDeletion" for t in plan.tasks):
             dispatch = functools.partial(self._dispatch, batch_uid, abortable=abortable)
-            results, changes = await run_settings_batch(self.store, plan.tasks, self.shards.count, dispatch)
-            return {uid: Outcome(r.status, r.counts, r.error) for uid, r in results.items()}, changes
+            return await run_settings_batch(self.store, plan.tasks, self.shards.count, dispatch)
         return await self._index_batch(plan.tasks, batch_uid, abortable)
 
     async def _dispatch(
@@ -217,13 +207,7 @@ class Executor:
             error = index_already_exists(uid).to_dict()
             return {task["uid"]: Outcome(FAILED, error=error)}, []
         await self._dispatch(batch_uid, self._every_shard({"op": "createIndex", "index": uid}), False)
-        now = now_ns()
-        index = {
-            "uid": uid,
-            "createdNs": now,
-            "updatedNs": now,
-            "primaryKey": task["params"].get("primaryKey"),
-        }
+        index = new_index_record(uid, now_ns(), task["params"].get("primaryKey"))
         return {task["uid"]: Outcome(SUCCEEDED)}, [("put", index)]
 
     async def _update_index(self, task: dict[str, Any], batch_uid: int) -> tuple[dict[int, Outcome], list]:
@@ -361,7 +345,7 @@ class Executor:
                 outcomes[task["uid"]] = Outcome(SUCCEEDED, counts.get(str(task["uid"]), {}))
         now = now_ns()
         if index is None:
-            index = {"uid": uid, "createdNs": now, "updatedNs": now, "primaryKey": None}
+            index = new_index_record(uid, now)
         changes.append(("put", {**index, "primaryKey": plan.primary_key, "updatedNs": now}))
         return outcomes, changes
 
@@ -440,7 +424,7 @@ def _aggregate_details(tasks: list[dict[str, Any]], outcomes: dict[int, Outcome]
         counts = outcomes[task["uid"]].counts
         for name, value in (task["details"] or {}).items():
             counted = counts.get(name, value)
-            if name in _COUNT_DETAILS:
+            if name in COUNT_DETAILS:
                 previous = details.get(name)
                 details[name] = (previous if isinstance(previous, int) else 0) + (counted or 0)
             else:

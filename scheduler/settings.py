@@ -10,14 +10,13 @@ so ``GetSettings`` shows them only once the tasks succeeded.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
 from typing import Any
 
 from common.errors import ApiError, index_not_found
 from common.settings import effective_settings, merge_settings
 from common.timefmt import now_ns
-from scheduler.store import SchedulerStore
-from scheduler.tasks import FAILED, SUCCEEDED
+from scheduler.store import SchedulerStore, new_index_record
+from scheduler.tasks import FAILED, SUCCEEDED, Outcome
 
 Operations = list[list[dict[str, Any]]]
 Dispatch = Callable[[Operations], Awaitable[dict[str, dict[str, int]]]]
@@ -25,50 +24,40 @@ Dispatch = Callable[[Operations], Awaitable[dict[str, dict[str, int]]]]
 CatalogChange = tuple[str, Any]
 
 
-@dataclass
-class TaskResult:
-    error: dict[str, str] | None = None
-    counts: dict[str, int] = field(default_factory=dict)
-
-    @property
-    def status(self) -> str:
-        return FAILED if self.error is not None else SUCCEEDED
-
-
 async def run_settings_batch(
     store: SchedulerStore, tasks: list[dict[str, Any]], shard_count: int, dispatch: Dispatch
-) -> tuple[dict[int, TaskResult], list[CatalogChange]]:
+) -> tuple[dict[int, Outcome], list[CatalogChange]]:
     uid = tasks[0]["indexUid"]
     index = store.get_index(uid)
     settings = index.get("settings", {}) if index is not None else {}
     exists = index is not None
-    results: dict[int, TaskResult] = {}
+    results: dict[int, Outcome] = {}
     clears: list[int] = []
     last_applied: int | None = None
     for task in tasks:
         creates = task["type"] == "settingsUpdate" and task["params"].get("allowIndexCreation", False)
         if not exists and not creates:
-            results[task["uid"]] = TaskResult(index_not_found(uid).to_dict())
+            results[task["uid"]] = Outcome(FAILED, error=index_not_found(uid).to_dict())
         elif task["type"] != "settingsUpdate":
             clears.append(task["uid"])
         else:
             try:
                 settings = merge_settings(settings, task["params"]["settings"])
             except ApiError as error:
-                results[task["uid"]] = TaskResult(error.to_dict())
+                results[task["uid"]] = Outcome(FAILED, error=error.to_dict())
                 continue
             exists = True
             last_applied = task["uid"]
-            results[task["uid"]] = TaskResult()
+            results[task["uid"]] = Outcome(SUCCEEDED)
     operations: list[dict[str, Any]] = [{"op": "clearDocuments", "task": t, "index": uid} for t in clears]
     if last_applied is not None:
         effective = effective_settings(settings)
         operations.append({"op": "updateSettings", "task": last_applied, "index": uid, "settings": effective})
     counts = await dispatch([list(operations) for _ in range(shard_count)]) if operations else {}
     for task_uid in clears:
-        results[task_uid] = TaskResult(counts=counts.get(str(task_uid), {"deletedDocuments": 0}))
+        results[task_uid] = Outcome(SUCCEEDED, counts.get(str(task_uid), {"deletedDocuments": 0}))
     if last_applied is None and not clears:
         return results, []
     now = now_ns()
-    record = index or {"uid": uid, "createdNs": now, "primaryKey": None}
+    record = index or new_index_record(uid, now)
     return results, [("put", {**record, "updatedNs": now, "settings": settings})]

@@ -93,6 +93,11 @@ class Txn:
         return orjson.loads(raw) if raw is not None else None
 
 
+def new_index_record(uid: str, now: int, primary_key: str | None = None) -> dict[str, Any]:
+    """A catalog entry for an index created by the batch committing at ``now``."""
+    return {"uid": uid, "createdNs": now, "updatedNs": now, "primaryKey": primary_key}
+
+
 class SchedulerStore:
     def __init__(self, path: Path) -> None:
         path.mkdir(parents=True, exist_ok=True)

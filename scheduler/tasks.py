@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Any
 
 from pyroaring import BitMap
@@ -38,6 +39,17 @@ TYPES = (
 )
 _COUNT_FIELDS = ("receivedDocuments", "indexedDocuments", "deletedDocuments", "canceledTasks", "deletedTasks")
 _ALWAYS_KNOWN = ("receivedDocuments", "providedIds", "matchedTasks")
+# Details that count things: a batch sums them over its tasks.
+COUNT_DETAILS = frozenset({*_COUNT_FIELDS, *_ALWAYS_KNOWN})
+
+
+@dataclass
+class Outcome:
+    """How a task of a batch ended: what ``finish`` records once the batch commits."""
+
+    status: str
+    counts: dict[str, int] = field(default_factory=dict)
+    error: dict[str, str] | None = None
 
 
 def new_record(
@@ -120,12 +132,12 @@ def finish(
     details = record["details"]
     if details is None:
         return
-    for field in _COUNT_FIELDS:
-        if field in details and field not in _ALWAYS_KNOWN:
-            details[field] = (counts or {}).get(field, 0) if status == SUCCEEDED else 0
-    for field, value in (counts or {}).items():
-        if field in details and status == SUCCEEDED:
-            details[field] = value
+    for name in _COUNT_FIELDS:
+        if name in details and name not in _ALWAYS_KNOWN:
+            details[name] = (counts or {}).get(name, 0) if status == SUCCEEDED else 0
+    for name, value in (counts or {}).items():
+        if name in details and status == SUCCEEDED:
+            details[name] = value
 
 
 def matched_tasks(params: dict[str, Any]) -> BitMap:

@@ -9,8 +9,9 @@ from typing import Any
 import pytest
 
 from common.settings import SETTINGS_KEYS, effective_settings, reset_all, validate_setting, validate_settings
-from scheduler.settings import Operations, TaskResult, run_settings_batch
+from scheduler.settings import Operations, run_settings_batch
 from scheduler.store import SchedulerStore
+from scheduler.tasks import Outcome
 
 
 class _Shards:
@@ -45,7 +46,7 @@ def _clear(uid: int) -> dict[str, Any]:
 
 def _run(
     store: SchedulerStore, tasks: list[dict[str, Any]], shards: _Shards, count: int = 2
-) -> tuple[dict[int, TaskResult], list[tuple[str, Any]]]:
+) -> tuple[dict[int, Outcome], list[tuple[str, Any]]]:
     return asyncio.run(run_settings_batch(store, tasks, count, shards.dispatch))
 
 
