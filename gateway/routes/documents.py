@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import heapq
 from typing import Any
 
 import orjson
@@ -10,10 +9,12 @@ from sanic import Blueprint, HTTPResponse, Request
 
 from common.documents import PayloadFormat, is_valid_document_id, parse_payload
 from common.documents.primary_key import invalid_document_id_error
+from common.documents.projection import select_attributes
 from common.errors import ApiError
 from common.validation import STAR, Kind, Param, QueryKind, QuerySchema, Schema, Spec
 from gateway.http.requests import checked_index_uid, json_body, parse_query
 from gateway.http.responses import json_response
+from gateway.pages import merge_shard_pages
 
 bp = Blueprint("documents")
 
@@ -196,13 +197,7 @@ async def _read_page(request: Request, uid: str, query: dict[str, Any]) -> dict[
     replies = await request.app.ctx.cluster.ask_shards(
         "GetDocuments", {"index": uid, "offset": 0, "limit": offset + limit, "ids": ids}
     )
-    merged = heapq.merge(
-        *[
-            [(internal_id, shard, doc) for internal_id, doc in reply["results"]]
-            for shard, reply in enumerate(replies)
-        ]
-    )
-    page = [doc for _, _, doc in list(merged)[offset : offset + limit]]
+    page = merge_shard_pages([reply["results"] for reply in replies], offset, limit)
     fields = query.get("fields")
     retrieve_vectors = bool(query.get("retrieveVectors", False))
     results = [_project(doc, fields, retrieve_vectors) for doc in page]
@@ -211,9 +206,7 @@ async def _read_page(request: Request, uid: str, query: dict[str, Any]) -> dict[
 
 def _project(document: dict[str, Any], fields: Any, retrieve_vectors: bool) -> dict[str, Any]:
     if fields is not None and fields is not STAR:
-        document = {
-            k: v for k, v in document.items() if k in fields or any(f.startswith(f"{k}.") for f in fields)
-        }
+        document = select_attributes(document, fields)
     if not retrieve_vectors:
         document.pop("_vectors", None)
     return document

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import heapq
 import math
 import os
 import time
@@ -12,18 +11,12 @@ from typing import Any
 import orjson
 
 from common.rpc import shard_pb2
+from gateway.pages import merge_shard_pages
 
 
 def merge_hits(replies: list[shard_pb2.SearchReply], offset: int, limit: int) -> list[dict[str, Any]]:
-    """Each shard returns its best ``offset + limit`` hits in order; ties break on the shard number."""
-    ordered = heapq.merge(
-        *[
-            [(doc_id, shard, hit) for doc_id, hit in orjson.loads(reply.hits_json)]
-            for shard, reply in enumerate(replies)
-        ],
-        key=lambda entry: (entry[0], entry[1]),
-    )
-    return [hit for _, _, hit in list(ordered)[offset : offset + limit]]
+    """Each shard returns its best ``offset + limit`` hits as ``[internal id, hit]`` in order."""
+    return merge_shard_pages([orjson.loads(reply.hits_json) for reply in replies], offset, limit)
 
 
 def response(

@@ -6,6 +6,7 @@ from typing import Any
 
 from common.errors import ApiError
 from common.validation import Kind, Param, QueryKind, QuerySchema, Schema, Spec
+from common.validation.body import Check
 
 DEFAULT_LIMIT = 20
 
@@ -14,7 +15,7 @@ def _strings(code: str) -> Spec:
     return Spec(Kind.ARRAY, nullable=True, code=code, items=Spec(Kind.STRING))
 
 
-def _ratio(name: str) -> Any:
+def _ratio(name: str) -> Check:
     def check(value: float) -> str | None:
         if 0.0 <= value <= 1.0:
             return None
