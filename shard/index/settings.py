@@ -35,12 +35,15 @@ def delete_settings(env: StoreEnv, txn: Txn, index_id: int) -> None:
 
 def searchable_attributes(settings: Settings) -> tuple[str, ...] | None:
     """The searchable attribute list in order, or None for every field (``["*"]``)."""
-    attributes = settings.get("searchableAttributes") or ["*"]
-    return None if "*" in attributes else tuple(attributes)
+    return _attribute_list(settings, "searchableAttributes")
 
 
 def displayed_attributes(settings: Settings) -> tuple[str, ...] | None:
-    attributes = settings.get("displayedAttributes") or ["*"]
+    return _attribute_list(settings, "displayedAttributes")
+
+
+def _attribute_list(settings: Settings, key: str) -> tuple[str, ...] | None:
+    attributes = settings.get(key) or ["*"]
     return None if "*" in attributes else tuple(attributes)
 
 
