@@ -1,0 +1,181 @@
+"""Finding a query's matches in one text: words, prefixes and phrases, as word ranges and character spans."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from itertools import compress, count, repeat
+from operator import is_, itemgetter
+from typing import NamedTuple, Protocol
+
+from shard.analysis import Analyzer, Token, TokenKind, fold
+
+_kind = itemgetter(Token._fields.index("kind"))
+_normalized = itemgetter(Token._fields.index("normalized"))
+
+Phrase = tuple[int, tuple[str | None, ...]]
+"""(query term index, normalised words); None stands for any word (a stop word inside the phrase)."""
+
+WordMatch = tuple[int, int]
+"""(query term index, number of leading characters of the normalised word to highlight)."""
+
+
+class QueryMatcher(Protocol):
+    """What the query engine tells the highlighter about its query (the engine implements this)."""
+
+    def match(self, word: str) -> WordMatch | None:
+        """For a normalised document word, the term it matches and how many leading characters to highlight.
+
+        A whole-word match (exact, typo, synonym) gives ``len(word)``; a prefix match gives the query
+        prefix's length (``lov`` on ``lovely`` gives 3). None when the word matches no term.
+        """
+        ...
+
+    @property
+    def phrases(self) -> Sequence[Phrase]:
+        """Quoted phrases and multi-word synonyms: each occurrence is one match from first to last word."""
+        ...
+
+
+@dataclass(frozen=True)
+class WordTable:
+    """A matcher from explicit tables: enough for tests, and for an engine that lists its derivations."""
+
+    words: Mapping[str, WordMatch] = field(default_factory=dict)
+    prefixes: Sequence[tuple[str, int]] = ()
+    """(normalised prefix, term index): a word starting with the prefix highlights the prefix's length."""
+    phrases: Sequence[Phrase] = ()
+
+    def match(self, word: str) -> WordMatch | None:
+        found = self.words.get(word)
+        if found is not None:
+            return found
+        for prefix, term in self.prefixes:
+            if word.startswith(prefix):
+                return term, len(prefix)
+        return None
+
+
+NO_MATCH = WordTable()
+"""The matcher of a placeholder search: crops fall back to the first words, nothing is highlighted."""
+
+
+class Match(NamedTuple):
+    term: int
+    first_word: int
+    last_word: int
+    """Word indices (counting word tokens only) of the match's first and last word."""
+    start: int
+    end: int
+    """Character span of the highlighted text: a prefix match covers the matched prefix only."""
+
+
+@dataclass(frozen=True)
+class AnalysedText:
+    tokens: list[Token]
+    words: list[int]
+    """Token index of each word, in order."""
+    matches: list[Match]
+    """Ordered by first word; word matches inside a phrase match are left out (the phrase covers them)."""
+
+
+class _AnchoredPhrase(NamedTuple):
+    """A phrase and its first real word, whose occurrences are the only places it can start from."""
+
+    term: int
+    words: tuple[str | None, ...]
+    anchor: int
+    anchor_word: str
+
+
+def _anchored(term: int, words: tuple[str | None, ...]) -> _AnchoredPhrase | None:
+    """None for a phrase of stop words only: it has nothing to look up."""
+    for anchor, word in enumerate(words):
+        if word is not None:
+            return _AnchoredPhrase(term, words, anchor, word)
+    return None
+
+
+class _Memo(dict[str, WordMatch | None]):
+    """Per-query memo of ``match``: document vocabularies repeat, and ``map`` over it runs in C."""
+
+    def __init__(self, matcher: QueryMatcher) -> None:
+        super().__init__({"": None})
+        self._match = matcher.match
+
+    def __missing__(self, word: str) -> WordMatch | None:
+        found = self[word] = self._match(word)
+        return found
+
+
+class MatchFinder:
+    """One per query: analyses texts with the index's analyser and finds the query's matches in them."""
+
+    def __init__(self, matcher: QueryMatcher, analyzer: Analyzer) -> None:
+        self._memo = _Memo(matcher)
+        self._phrases = [
+            anchored for term, words in matcher.phrases if (anchored := _anchored(term, words)) is not None
+        ]
+        self._analyzer = analyzer
+        self.matches_nothing = isinstance(matcher, WordTable) and not (
+            matcher.words or matcher.prefixes or matcher.phrases
+        )
+        """Placeholder searches: highlighting and match positions can skip tokenising altogether."""
+
+    def analyse(self, text: str, locales: tuple[str, ...]) -> AnalysedText:
+        # Per-token work runs in C (map, compress, itemgetter): texts have hundreds of tokens, few matches.
+        tokens = self._analyzer.tokens(text, locales)
+        words = list(compress(count(), map(is_, map(_kind, tokens), repeat(TokenKind.WORD))))
+        word_tokens = list(map(tokens.__getitem__, words))
+        norms = list(map(_normalized, word_tokens))
+        found = list(map(self._memo.__getitem__, norms))
+        matches: list[Match] = []
+        for at, (term, chars) in zip(compress(count(), found), filter(None, found), strict=True):
+            token = word_tokens[at]
+            matches.append(Match(term, at, at, token.start, token.start + _original_length(token, chars)))
+        if self._phrases:
+            phrases = _phrase_matches(self._phrases, tokens, words, norms)
+            if phrases:
+                covered = {at for phrase in phrases for at in range(phrase.first_word, phrase.last_word + 1)}
+                matches = [match for match in matches if match.first_word not in covered]
+                matches.extend(phrases)
+                matches.sort(key=lambda match: (match.first_word, match.last_word))
+        return AnalysedText(tokens, words, matches)
+
+
+def _original_length(token: Token, chars: int) -> int:
+    """Characters of the original spelling covering ``chars`` normalised ones (``ﬁ`` folds to two)."""
+    if chars >= len(token.normalized):
+        return token.end - token.start
+    if len(token.text) == len(token.normalized):
+        return chars
+    for length in range(1, len(token.text)):
+        if len(fold(token.text[:length])) >= chars:
+            return length
+    return len(token.text)
+
+
+def _phrase_matches(
+    phrases: list[_AnchoredPhrase], tokens: list[Token], words: list[int], norms: list[str]
+) -> list[Match]:
+    """Non-overlapping occurrences of each phrase, its words consecutive within one sentence."""
+    anchors = {phrase.anchor_word for phrase in phrases}
+    where: dict[str, list[int]] = {}
+    for at, norm in enumerate(norms):
+        if norm in anchors:
+            where.setdefault(norm, []).append(at)
+    found: list[Match] = []
+    for term, phrase, anchor, anchor_word in phrases:
+        size = len(phrase)
+        next_free = 0
+        for at in where.get(anchor_word, ()):
+            first = at - anchor
+            last = first + size - 1
+            if first < next_free or last >= len(norms):
+                continue
+            if tokens[words[last]].position - tokens[words[first]].position != size - 1:
+                continue
+            if all(word is None or word == norms[first + offset] for offset, word in enumerate(phrase)):
+                found.append(Match(term, first, last, tokens[words[first]].start, tokens[words[last]].end))
+                next_free = last + 1
+    return found
