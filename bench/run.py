@@ -1,6 +1,8 @@
 """``python -m bench.run <scenario>``: start a fresh cluster, measure it, print and save the figures.
 
-``python -m bench.run ingest [...]`` measures indexing instead (``bench/ingest.py``, its own options).
+``python -m bench.run ingest [...]`` measures indexing instead (``bench/ingest.py``), ``relevance``
+ranking quality on Cranfield (``bench/relevance.py``) and ``search`` the latency of query classes on a
+loaded dataset (``bench/search.py``); each has its own options.
 
 Runs are interleaved (run 1 at every concurrency, then run 2, ...) so that slow drift of a noisy
 machine spreads over all levels instead of biasing one of them.
@@ -16,6 +18,7 @@ import sys
 import time
 from dataclasses import asdict
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -35,7 +38,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
         prog="python -m bench.run",
         description=__doc__.splitlines()[0],
-        epilog="`python -m bench.run ingest --help` for the ingestion benchmark",
+        epilog="`python -m bench.run ingest|relevance|search --help` for the other benchmarks",
     )
     parser.add_argument("scenario", choices=sorted(SCENARIOS))
     parser.add_argument("--shards", type=int, default=2)
@@ -133,12 +136,30 @@ def _commit() -> str:
         return "unknown"
 
 
+def own_cli(name: str) -> ModuleType | None:
+    """The module of a benchmark with its own options (``parse_args``, ``run``, ``render``), else None.
+
+    Imported on demand: ``bench.search`` reuses ``measure`` from this module.
+    """
+    if name == "ingest":
+        return ingest
+    if name == "relevance":
+        from bench import relevance
+
+        return relevance
+    if name == "search":
+        from bench import search
+
+        return search
+    return None
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
-    if argv[:1] == ["ingest"]:
-        args = ingest.parse_args(argv[1:])
-        report = ingest.run(args, environment())
-        text = ingest.render(report)
+    if argv and (module := own_cli(argv[0])) is not None:
+        args = module.parse_args(argv[1:])
+        report = module.run(args, environment())
+        text = module.render(report)
     else:
         args = parse_args(argv)
         report = run_scenario(SCENARIOS[args.scenario], args)

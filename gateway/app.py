@@ -12,7 +12,8 @@ from gateway.http import cors
 from gateway.http.body import decode_body
 from gateway.http.errors import handle_exception
 from gateway.http.routing import PREFLIGHT_PATH, GatewayRouter
-from gateway.routes import documents, health, indexes, search, settings, stats, tasks, version
+from gateway.routes import documents, health, indexes, multi_search, search, settings, stats, tasks, version
+from gateway.search.queue import SearchQueue
 
 log = get_logger(__name__)
 
@@ -23,7 +24,8 @@ def create_app(config: Config, name: str = "sift") -> Sanic:
     app.config.NOISY_EXCEPTIONS = False
     app.ctx.config = config
     app.add_route(cors.preflight, PREFLIGHT_PATH, methods=["OPTIONS"])
-    for module in (health, version, indexes, documents, settings, tasks, stats, search):
+    app.ctx.search_queue = SearchQueue.from_config(config)
+    for module in (health, version, indexes, documents, settings, tasks, stats, search, multi_search):
         app.blueprint(module.bp)
     app.error_handler.add(Exception, handle_exception)
     app.on_request(_decode_request_body)
@@ -55,4 +57,3 @@ def serve(config: Config) -> None:
     app = create_app(config)
     log.info("gateway listening", http_addr=config.http_addr)
     app.run(host=host, port=port, single_process=True, access_log=False, motd=False)
-

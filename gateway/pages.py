@@ -1,4 +1,4 @@
-"""Merging pages that shards return in internal document id order into one page of the index."""
+"""Merging the shards' pages of documents, each in sequence order, into one page of the index."""
 
 from __future__ import annotations
 
@@ -8,12 +8,13 @@ from typing import Any
 
 
 def merge_shard_pages(pages: Sequence[Sequence[Sequence[Any]]], offset: int, limit: int) -> list[Any]:
-    """``pages[k]`` holds shard k's first ``offset + limit`` ``[internal id, value]`` pairs in id order.
+    """``pages[k]`` holds shard k's first ``offset + limit`` ``[sequence, document]`` pairs in order.
 
-    Ties of internal ids (each shard numbers its own documents) break on the shard number, so the
-    order is stable and does not depend on reply timing.
+    Sequences are global (task uid and payload position), so the merged page is in insertion order
+    whatever the shard count. The shard number breaks any tie before the documents themselves, which
+    do not compare.
     """
     merged = heapq.merge(
-        *[[(internal_id, shard, value) for internal_id, value in page] for shard, page in enumerate(pages)]
+        *[[(sequence, shard, value) for sequence, value in page] for shard, page in enumerate(pages)]
     )
     return [value for _, _, value in list(merged)[offset : offset + limit]]

@@ -76,10 +76,11 @@ def _plan_addition(
             f"Index `{index_uid}`: Index already has a primary key: `{plan.primary_key}`.",
         )
     primary_key = plan.primary_key or wanted or infer_primary_key(documents[0] if documents else None)
+    # The position in the payload gives a created document its sequence, whichever shard holds it.
     per_shard: list[list[list[Any]]] = [[] for _ in range(shard_count)]
-    for document in documents:
+    for position, document in enumerate(documents):
         external_id = extract_document_id(document, primary_key)
-        per_shard[shard_of(external_id, shard_count)].append([external_id, document])
+        per_shard[shard_of(external_id, shard_count)].append([external_id, document, position])
     plan.primary_key = primary_key
     for shard, docs in enumerate(per_shard):
         plan.operations[shard].append(

@@ -11,13 +11,15 @@ import grpc
 import lmdb
 import orjson
 
+from common.errors import ApiError
 from common.gcpause import gc_paused
 from common.layout import DataLayout
 from common.logging import get_logger
 from common.process import wait_for_stop_signal
 from common.rpc import health_pb2, json_pb2, shard_pb2, shard_pb2_grpc
 from common.rpc.channels import aio_server
-from shard.index import BatchAborted, ShardStore
+from shard.index import BatchAborted
+from shard.store import ShardStore
 
 log = get_logger(__name__)
 
@@ -40,11 +42,18 @@ class ShardService(shard_pb2_grpc.ShardServicer):
     ) -> shard_pb2.SearchReply:
         """Runs in a thread: ranking is CPU work and must not stall the other rpcs of this shard."""
         params = orjson.loads(request.query_json)
-        result = await asyncio.to_thread(self.store.search, request.index_uid, params)
+        try:
+            result = await asyncio.to_thread(self.store.search, request.index_uid, params)
+        except ApiError as error:
+            payload = {"code": error.code, "message": error.message}
+            return shard_pb2.SearchReply(hits_json=b"[]", index_found=True, error_json=orjson.dumps(payload))
         if result is None:
             return shard_pb2.SearchReply(hits_json=b"[]", candidates=0, index_found=False)
         return shard_pb2.SearchReply(
-            hits_json=orjson.dumps(result.hits), candidates=result.candidates, index_found=True
+            hits_json=orjson.dumps(result.entries if result.term_counts is None else result.term_counts),
+            candidates=result.candidates,
+            index_found=True,
+            max_total_hits=result.max_total_hits,
         )
 
     async def ApplyBatch(
@@ -79,6 +88,9 @@ class ShardService(shard_pb2_grpc.ShardServicer):
     async def GetDocuments(
         self, request: json_pb2.JsonRequest, context: grpc.aio.ServicerContext
     ) -> json_pb2.JsonReply:
+        """Results are ``[sequence, document]``: the gateway merges the shards' pages by sequence, so
+        documents list in insertion order whatever the shard count.
+        """
         query = orjson.loads(request.json)
         results, total = self.store.list_documents(
             query["index"], query["offset"], query["limit"], query.get("ids")

@@ -5,14 +5,21 @@ from __future__ import annotations
 from typing import Any
 
 from common.errors import ApiError
+from common.settings.specs import LOCALES
 from common.validation import Kind, Param, QueryKind, QuerySchema, Schema, Spec
 from common.validation.body import Check
 
 DEFAULT_LIMIT = 20
 
 
-def _strings(code: str) -> Spec:
-    return Spec(Kind.ARRAY, nullable=True, code=code, items=Spec(Kind.STRING))
+def _strings(code: str, check: Check | None = None) -> Spec:
+    return Spec(Kind.ARRAY, nullable=True, code=code, items=Spec(Kind.STRING, check=check))
+
+
+def _locale(value: str) -> str | None:
+    if value in LOCALES:
+        return None
+    return f"Unsupported locale `{value}`, expected one of {', '.join(f'`{code}`' for code in LOCALES)}."
 
 
 def _ratio(name: str) -> Check:
@@ -57,7 +64,7 @@ BODY = Schema(
             code="invalid_search_ranking_score_threshold",
             check=_ratio("rankingScoreThreshold"),
         ),
-        "locales": _strings("invalid_search_locales"),
+        "locales": _strings("invalid_search_locales", _locale),
         "hybrid": Spec(
             Kind.OBJECT,
             nullable=True,
@@ -106,7 +113,7 @@ QUERY = QuerySchema(
         ),
         "attributesToSearchOn": Param(QueryKind.STRING_LIST, code="invalid_search_attributes_to_search_on"),
         "rankingScoreThreshold": Param(QueryKind.STRING, code="invalid_search_ranking_score_threshold"),
-        "locales": Param(QueryKind.STRING_LIST, code="invalid_search_locales"),
+        "locales": Param(QueryKind.STRING_LIST, code="invalid_search_locales", check=_locale),
         "hybridEmbedder": Param(QueryKind.STRING, code="invalid_search_hybrid_query"),
         "hybridSemanticRatio": Param(QueryKind.STRING, code="invalid_search_semantic_ratio"),
         "vector": Param(QueryKind.STRING_LIST, code="invalid_search_vector"),
@@ -115,17 +122,14 @@ QUERY = QuerySchema(
     }
 )
 
-# Parameters validated by the schemas above whose behaviour comes with later work (ranking details,
-# highlighting, filters, facets, hybrid search). Sending one with a non-default value is refused
-# rather than silently ignored, so that no client gets results that look right but are not.
+# Parameters validated by the schemas above whose behaviour comes with later work (filters, facets,
+# sort, distinct, personalisation). Sending one with a non-default value is refused rather than
+# silently ignored, so that no client gets results that look right but are not.
 _PENDING = {
     "filter": "invalid_search_filter",
     "sort": "invalid_search_sort",
     "distinct": "invalid_search_distinct",
     "facets": "invalid_search_facets",
-    "hybrid": "invalid_search_hybrid_query",
-    "vector": "invalid_search_vector",
-    "media": "invalid_search_media",
     "personalize": "invalid_search_personalize",
 }
 
@@ -134,6 +138,85 @@ def refuse_pending(params: dict[str, Any]) -> None:
     for name, code in _PENDING.items():
         if params.get(name) not in (None, [], ""):
             raise ApiError(code, f"The search parameter `{name}` is not supported yet by this server.")
+
+
+def select_search_kind(params: dict[str, Any]) -> dict[str, Any]:
+    """search.md §1.3: the parameters of a keyword search, or the contract's error.
+
+    Keyword-only selections drop ``hybrid``; semantic ones keep it for the shard to check the
+    embedder (an unknown one is ``invalid_search_embedder``).
+    """
+    vector, media, hybrid = params.get("vector"), params.get("media"), params.get("hybrid")
+    if vector is not None and media is not None:
+        raise ApiError(
+            "invalid_search_media_and_vector",
+            "Invalid request: both `media` and `vector` parameters are present.",
+        )
+    if (vector is not None or media is not None) and hybrid is None:
+        raise ApiError(
+            "missing_search_hybrid",
+            "Invalid request: missing `hybrid` parameter when `vector` or `media` are present.",
+        )
+    if hybrid is None:
+        return params
+    placeholder = not (params.get("q") or "").strip()
+    if hybrid.get("semanticRatio", 0.5) == 0.0 or (placeholder and vector is None and media is None):
+        return {key: value for key, value in params.items() if key not in ("hybrid", "vector", "media")}
+    return params
+
+
+def from_query_string(params: dict[str, Any]) -> dict[str, Any]:
+    """The GET parameters in the POST body's shape (search.md §1.2)."""
+    converted = dict(params)
+    threshold = converted.pop("rankingScoreThreshold", None)
+    if threshold is not None:
+        converted["rankingScoreThreshold"] = _query_ratio(
+            threshold, "rankingScoreThreshold", "invalid_search_ranking_score_threshold"
+        )
+    embedder = converted.pop("hybridEmbedder", None)
+    ratio = converted.pop("hybridSemanticRatio", None)
+    if ratio is not None and embedder is None:
+        raise ApiError(
+            "invalid_search_hybrid_query",
+            "`hybridEmbedder` is mandatory when `hybridSemanticRatio` is present",
+        )
+    vector = converted.pop("vector", None)
+    if vector is not None:
+        if embedder is None:
+            raise ApiError("missing_search_hybrid", "`hybridEmbedder` is mandatory when `vector` is present")
+        converted["vector"] = [_query_float(item, "vector", "invalid_search_vector") for item in vector]
+    if embedder is not None:
+        hybrid: dict[str, Any] = {"embedder": embedder}
+        if ratio is not None:
+            hybrid["semanticRatio"] = _query_ratio(
+                ratio, "hybridSemanticRatio", "invalid_search_semantic_ratio"
+            )
+        converted["hybrid"] = hybrid
+    user_context = converted.pop("personalizeUserContext", None)
+    if user_context is not None:
+        converted["personalize"] = {"userContext": user_context}
+    return converted
+
+
+def _query_float(raw: str, name: str, code: str) -> float:
+    try:
+        return float(raw)
+    except ValueError:
+        raise ApiError(
+            code, f"Invalid value in parameter `{name}`: could not parse `{raw}` as a float"
+        ) from None
+
+
+def _query_ratio(raw: str, name: str, code: str) -> float:
+    value = _query_float(raw, name, code)
+    if not 0.0 <= value <= 1.0:
+        label = "semanticRatio" if name == "hybridSemanticRatio" else name
+        raise ApiError(
+            code,
+            f"Invalid value in parameter `{name}`: the value of `{label}` is invalid, "
+            "expected a float between `0.0` and `1.0`.",
+        )
+    return value
 
 
 def page_window(params: dict[str, Any]) -> tuple[int, int, bool]:

@@ -1,6 +1,5 @@
-"""The shard's durable document store (LMDB): documents, id mapping, catalog and idempotent batches."""
+"""The shard's durable storage (LMDB): documents, id mapping, catalog, postings and idempotent batches."""
 
 from shard.index.context import BatchAborted
-from shard.index.store import ShardStore
 
-__all__ = ["BatchAborted", "ShardStore"]
+__all__ = ["BatchAborted"]

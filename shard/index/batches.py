@@ -126,6 +126,7 @@ class _Applier:
             self.ctx,
             index_id,
             operation["documents"],
+            task_uid=operation["task"],
             merge=mode == "update",
             skip_creation=bool(operation.get("skipCreation", False)),
         )

@@ -21,6 +21,7 @@ from shard.index.env import (
     encode_u32,
     external_key,
 )
+from shard.index.sequence import SequenceWriter, delete_sequence, read_sequences, sequence_of
 from shard.index.state import IndexState, load_state
 
 Document = dict[str, Any]
@@ -31,17 +32,22 @@ def put_documents(
     index_id: int,
     documents: Iterable[Sequence[Any]],
     *,
+    task_uid: int,
     merge: bool,
     skip_creation: bool,
 ) -> int:
-    """Write ``[external_id, document]`` pairs in order; returns how many were written.
+    """Write ``[external_id, document, position in the task's payload]`` entries in order; returns how
+    many were written.
 
     ``merge`` updates top-level fields of an existing document in place (new ones appended); otherwise
-    the document is replaced whole. A later duplicate of an id therefore wins, or merges on top.
+    the document is replaced whole. A later duplicate of an id therefore wins, or merges on top. Either
+    way an existing document keeps its internal id and sequence; a created one gets its sequence from
+    the task and position.
     """
     state = ctx.state(index_id)
+    sequences = SequenceWriter(ctx.env, ctx.txn)
     written = 0
-    for external_id, document in documents:
+    for external_id, document, position in documents:
         ctx.tick()
         key = external_key(index_id, external_id)
         packed = ctx.txn.get(key, db=ctx.env.external_ids)
@@ -52,6 +58,7 @@ def put_documents(
         elif not skip_creation:
             doc_id = state.allocate()
             ctx.txn.put(key, encode_u32(doc_id), db=ctx.env.external_ids)
+            sequences.put(index_id, doc_id, sequence_of(task_uid, position))
             _insert(ctx, state, index_id, doc_id, document)
         else:
             continue
@@ -70,7 +77,8 @@ def delete_documents(ctx: WriteContext, index_id: int, external_ids: Iterable[st
             continue
         doc_id = decode_u32(packed)
         _remove(ctx, state, index_id, doc_id)
-        state.release(doc_id)
+        delete_sequence(ctx.env, ctx.txn, index_id, doc_id)
+        state.live.remove(doc_id)
         deleted += 1
     return deleted
 
@@ -130,7 +138,11 @@ def read_documents(
     limit: int,
     external_ids: Iterable[str] | None,
 ) -> tuple[list[tuple[int, Document]], int]:
-    """A page of documents in internal id order, and how many documents matched in total."""
+    """A page of ``(sequence, document)`` in insertion order, and how many documents matched in total.
+
+    Internal id order is sequence order, so the page is read in id order and carries the sequences
+    the gateway merges the shards' pages by.
+    """
     if external_ids is not None:
         return _read_selected(env, codec, txn, index_id, offset, limit, external_ids)
     live = load_state(env, txn, index_id).live
@@ -143,7 +155,7 @@ def read_documents(
         page.append((doc_id, orjson.loads(value)))
         if len(page) >= limit:
             break
-    return page, total
+    return _with_sequences(env, txn, index_id, page), total
 
 
 def _read_selected(
@@ -165,4 +177,12 @@ def _read_selected(
         document = read_by_id(env, codec, txn, index_id, doc_id)
         if document is not None:
             page.append((doc_id, document))
-    return page, len(doc_ids)
+    return _with_sequences(env, txn, index_id, page), len(doc_ids)
+
+
+def _with_sequences(
+    env: StoreEnv, txn: Txn, index_id: int, page: list[tuple[int, Document]]
+) -> list[tuple[int, Document]]:
+    """``(doc id, document)`` pairs as ``(sequence, document)``."""
+    sequences = read_sequences(env, txn, index_id, [doc_id for doc_id, _ in page])
+    return [(sequence, document) for sequence, (_, document) in zip(sequences, page, strict=True)]

@@ -55,13 +55,21 @@ class StoreEnv:
         self.stems = self.lmdb.open_db(b"stems")
         # index id + block id -> zstd block of 16 token records: each searchable field's words and positions
         self.records = self.lmdb.open_db(b"records")
+        # index id + internal doc id (u32) -> the document's sequence (u64), see sequence.py
+        self.sequences = self.lmdb.open_db(b"sequences")
         # index id -> the index's settings (orjson); kept when documents are cleared
         self.settings = self.lmdb.open_db(b"settings")
         # Searchable data: rebuilt from the documents when settings that shape it change.
         self.searchable = (self.words, self.prefixes, self.stems, self.records)
         # Every database keyed by index prefix holding documents or data derived from them: clearing
         # an index's documents clears exactly these.
-        self.per_index = (self.documents, self.external_ids, self.index_state, *self.searchable)
+        self.per_index = (
+            self.documents,
+            self.external_ids,
+            self.index_state,
+            self.sequences,
+            *self.searchable,
+        )
 
     def close(self) -> None:
         self.lmdb.close()
@@ -73,6 +81,15 @@ def encode_u32(value: int) -> bytes:
 
 def decode_u32(data: bytes) -> int:
     value: int = _U32.unpack(data)[0]
+    return value
+
+
+def encode_u64(value: int) -> bytes:
+    return _U64.pack(value)
+
+
+def decode_u64(data: bytes) -> int:
+    value: int = _U64.unpack(data)[0]
     return value
 
 
@@ -88,4 +105,4 @@ def external_key(index_id: int, external_id: str) -> bytes:
 
 
 def batch_key(batch_uid: int) -> bytes:
-    return _U64.pack(batch_uid)
+    return encode_u64(batch_uid)

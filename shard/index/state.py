@@ -32,25 +32,19 @@ class IndexState:
     languages: dict[str, int] = field(default_factory=dict)
     """Detected document language (ISO 639-3) -> how many documents it was detected in."""
     _field_ids: dict[str, int] | None = field(default=None, init=False, repr=False, compare=False)
-    _free: BitMap | None = field(default=None, init=False, repr=False, compare=False)
-    """Non-live ids handed out first; derived from ``live`` on first allocation, then kept in step."""
 
     def allocate(self) -> int:
-        """The smallest id not in use, so ids stay dense and are reused after deletions."""
-        if self._free is None:
-            self._free = self.live.flip(0, self.live.max() + 1) if self.live else BitMap()
-        if self._free:
-            doc_id = self._free.min()
-            self._free.remove(doc_id)
-        else:
-            doc_id = self.live.max() + 1 if self.live else 0
+        """One past the highest live id, so that id order is sequence order among live documents.
+
+        Documents are created in increasing sequence (tasks apply in uid order, a task's documents in
+        payload order), so the new one follows every live one in both orders. The only ids reused are
+        those above every live id (the newest documents were deleted, or all of them), which keeps the
+        order without a persisted counter; a counter would restart too once the index empties, since
+        an empty index keeps no state.
+        """
+        doc_id = self.live.max() + 1 if self.live else 0
         self.live.add(doc_id)
         return doc_id
-
-    def release(self, doc_id: int) -> None:
-        self.live.remove(doc_id)
-        if self._free is not None:
-            self._free.add(doc_id)
 
     def field_id(self, name: str) -> int:
         """The id of an indexed field path, registering it on first sight."""

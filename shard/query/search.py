@@ -1,7 +1,7 @@
-"""The minimal keyword search: documents containing every query word, in internal id order.
+"""One shard's part of a keyword search: parse, match, rank, then build the page's hits.
 
-Ranking (typos, prefixes, proximity, attribute and exactness buckets) replaces the id order in the
-next step; candidates already come from the same postings and analysis the ranking will use.
+The shard returns its best ``offset + limit`` hits (capped by ``maxTotalHits``) with their ranks;
+the gateway merges shards by ranks, then by insertion order, which every shard count agrees on.
 """
 
 from __future__ import annotations
@@ -12,67 +12,187 @@ from typing import Any
 from pyroaring import BitMap
 
 from common.documents.projection import select_attributes
-from shard.analysis import AnalysisConfig, TokenKind
+from common.errors import ApiError
+from shard.analysis import iso639_3
+from shard.highlight import NO_MATCH, FormatOptions, HitFormatter, QueryMatcher
 from shard.index.codec import DocumentCodec
 from shard.index.documents import read_by_id
 from shard.index.env import StoreEnv, Txn
-from shard.index.indexer import analyzer_for
-from shard.index.postings import term_docs
+from shard.index.sequence import read_sequences
 from shard.index.settings import Settings, displayed_attributes
 from shard.index.state import load_state
+from shard.query.context import SearchContext
+from shard.query.derivations import Derivations, derive
+from shard.query.docsets import phrase_docs, word_docs
+from shard.query.highlighting import DerivationMatcher
+from shard.query.parse import ParsedQuery, parse_query
+from shard.query.ranking.bucket_sort import RankedDoc, Ranker
+from shard.query.ranking.coverage import Coverage
+from shard.query.ranking.score import details, score, sort_key
+from shard.query.record_cache import RecordCache
 
-Hit = tuple[int, dict[str, Any]]
-"""(internal document id, projected document): the id orders hits across shards."""
+DEFAULT_MAX_TOTAL_HITS = 1000
+_FALLBACK_LANGUAGE = "eng"
+
+Entry = list[Any]
+"""``[sequence, sort key, score, score details, hit]``: what the gateway merges and renders."""
 
 
 @dataclass(frozen=True)
 class SearchResult:
-    hits: list[Hit]
+    entries: list[Entry]
     candidates: int
+    max_total_hits: int
+    term_counts: list[int] | None = None
+    """With ``countTerms``: each query term's matching documents, for the frequency strategy."""
 
 
-def query_words(settings: Settings, q: str | None) -> list[str]:
-    """The query's normalised words, stop words left out."""
-    if not q or not q.strip():
-        return []
-    analyzer = analyzer_for(AnalysisConfig.from_settings(settings))
-    return [
-        token.normalized
-        for token in analyzer.tokens(q)
-        if token.kind is TokenKind.WORD and not token.stop_word
-    ]
+def max_total_hits(settings: Settings) -> int:
+    return int((settings.get("pagination") or {}).get("maxTotalHits", DEFAULT_MAX_TOTAL_HITS))
+
+
+def wanted_hits(offset: int, limit: int, cap: int) -> int:
+    """Hits past ``maxTotalHits`` are never reachable (search.md §1.5)."""
+    offset = min(offset, cap)
+    return offset + min(limit, cap - offset)
 
 
 def search(
-    env: StoreEnv, codec: DocumentCodec, txn: Txn, index_id: int, settings: Settings, params: dict[str, Any]
+    env: StoreEnv,
+    codec: DocumentCodec,
+    txn: Txn,
+    index_id: int,
+    index_uid: str,
+    settings: Settings,
+    params: dict[str, Any],
+    cached: tuple[RecordCache, int] | None = None,
 ) -> SearchResult:
-    candidates = _candidates(env, txn, index_id, query_words(settings, params.get("q")))
-    wanted = params.get("offset", 0) + params.get("limit", 20)
-    displayed = displayed_attributes(settings)
+    """``cached``: the shard's record cache and its generation when ``txn`` began."""
+    _check_embedder(index_uid, settings, params.get("hybrid"))
+    ctx = SearchContext(env, codec, txn, index_id, index_uid, settings, load_state(env, txn, index_id))
+    if cached is not None:
+        ctx.cache, ctx.generation = cached
+    ctx.restrict_to(params.get("attributesToSearchOn"))
+    locales = tuple(params.get("locales") or ())
+    query = parse_query(ctx.analyzer, params.get("q"), locales)
+    cap = max_total_hits(settings)
+    wanted = wanted_hits(params.get("offset", 0), params.get("limit", 20), cap)
+    derivations = derive(ctx, query, _query_language(ctx, params.get("q"), locales))
+    if params.get("countTerms"):
+        coverage = Coverage(ctx, derivations)
+        counts = [len(coverage.term_docs(term.index)) for term in query.terms]
+        return SearchResult([], 0, cap, counts)
+    excluded = _excluded(ctx, query)
+    if query.placeholder:
+        docs = ctx.live() - excluded
+        ranked = [RankedDoc(doc_id, ()) for doc_id in _first(docs, wanted)]
+        candidates = len(docs)
+    else:
+        ranker = Ranker(
+            ctx,
+            query,
+            derivations,
+            strategy=params.get("matchingStrategy", "last"),
+            threshold=params.get("rankingScoreThreshold"),
+            term_counts=params.get("termCounts"),
+        )
+        outcome = ranker.rank(ranker.universe() - excluded, wanted)
+        ranked, candidates = outcome.docs, outcome.candidates
+    entries = _entries(ctx, query, derivations, ranked, params)
+    return SearchResult(entries, candidates, cap)
+
+
+def _check_embedder(index_uid: str, settings: Settings, hybrid: dict[str, Any] | None) -> None:
+    """Semantic and hybrid searches reach here only when they need an embedder (search.md §1.3)."""
+    if hybrid is None:
+        return
+    name = hybrid["embedder"]
+    if name not in (settings.get("embedders") or {}):
+        raise ApiError("invalid_search_embedder", f"Cannot find embedder with name `{name}`.")
+    raise ApiError(
+        "invalid_search_hybrid_query",
+        f"Index `{index_uid}`: semantic and hybrid search are not supported yet.",
+    )
+
+
+def _first(docs: BitMap, count: int) -> list[int]:
+    if count <= 0 or not docs:
+        return []
+    if count >= len(docs):
+        return list(docs)
+    return list(docs[:count])
+
+
+def _excluded(ctx: SearchContext, query: ParsedQuery) -> BitMap:
+    excluded = BitMap()
+    for word in query.negated_words:
+        excluded |= word_docs(ctx, word)
+    for words in query.negated_phrases:
+        excluded |= phrase_docs(ctx, words, ctx.allowed_fields)
+    return excluded
+
+
+def _query_language(ctx: SearchContext, q: str | None, locales: tuple[str, ...]) -> str | None:
+    """The stemming language of the query: its locales, else detection, else the index's main one."""
+    if locales:
+        return iso639_3(locales[0])
+    detected = ctx.analyzer.detect_language(q) if q and len(q) >= 20 else None
+    if detected is not None:
+        return detected
+    languages = ctx.state.languages
+    if languages:
+        return max(languages.items(), key=lambda entry: (entry[1], entry[0]))[0]
+    return _FALLBACK_LANGUAGE
+
+
+def _entries(
+    ctx: SearchContext,
+    query: ParsedQuery,
+    derivations: list[Derivations],
+    ranked: list[RankedDoc],
+    params: dict[str, Any],
+) -> list[Entry]:
+    if not ranked:
+        return []
+    displayed = displayed_attributes(ctx.settings)
     retrieve = params.get("attributesToRetrieve")
     if retrieve is not None and "*" in retrieve:
         retrieve = None
-    hits: list[Hit] = []
-    for doc_id in candidates[:wanted] if wanted else ():
-        document = read_by_id(env, codec, txn, index_id, doc_id)
+    formatter = _formatter(ctx, query, derivations, params, displayed)
+    sequences = read_sequences(ctx.env, ctx.txn, ctx.index_id, [doc.doc_id for doc in ranked])
+    entries: list[Entry] = []
+    for doc, sequence in zip(ranked, sequences, strict=True):
+        document = read_by_id(ctx.env, ctx.codec, ctx.txn, ctx.index_id, doc.doc_id)
         if document is None:
             continue
         if displayed is not None:
             document = select_attributes(document, displayed)
-        if retrieve is not None:
-            document = select_attributes(document, retrieve)
-        hits.append((doc_id, document))
-    return SearchResult(hits, len(candidates))
+        hit = document if retrieve is None else select_attributes(document, retrieve)
+        if formatter is not None:
+            formatted, positions = formatter.format(document)
+            hit = dict(hit)
+            if formatted is not None:
+                hit["_formatted"] = formatted
+            if positions is not None:
+                hit["_matchesPosition"] = positions
+        entries.append([sequence, sort_key(doc.ranks), score(doc.ranks), details(doc.ranks), hit])
+    return entries
 
 
-def _candidates(env: StoreEnv, txn: Txn, index_id: int, words: list[str]) -> BitMap:
-    """Every live document when there is no word (placeholder search), else those having all words."""
-    if not words:
-        return load_state(env, txn, index_id).live
-    found: BitMap | None = None
-    for word in sorted(set(words), key=len, reverse=True):
-        docs = term_docs(txn, env.words, index_id, word, None)
-        found = docs if found is None else found & docs
-        if not found:
-            break
-    return found if found is not None else BitMap()
+def _formatter(
+    ctx: SearchContext,
+    query: ParsedQuery,
+    derivations: list[Derivations],
+    params: dict[str, Any],
+    displayed: tuple[str, ...] | None,
+) -> HitFormatter | None:
+    """None when the query asks for neither ``_formatted`` nor ``_matchesPosition``."""
+    if not any(
+        params.get(name) for name in ("attributesToHighlight", "attributesToCrop", "showMatchesPosition")
+    ):
+        return None
+    options = FormatOptions.from_search(params, displayed)
+    matcher: QueryMatcher = (
+        NO_MATCH if query.placeholder else DerivationMatcher(derivations, ctx.analyzer, query.stop_words)
+    )
+    return HitFormatter(options, matcher, ctx.analyzer)

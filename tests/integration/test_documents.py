@@ -203,3 +203,27 @@ def test_global_stats_sum_every_shard(cluster: RunningCluster) -> None:
         httpx.get(f"{cluster.url}/stats", params={"sizeFormat": "kb"}).json()["code"]
         == "invalid_stats_size_format"
     )
+
+
+def test_documents_list_in_insertion_order_whatever_the_shard_count() -> None:
+    """Shards number their own documents, so only the sequence gives one order on 1 and on 3 shards."""
+    first = [{"id": f"d{n * 37 % 101}", "task": 1} for n in range(40)]
+    # A replacement keeps its place; the new documents follow every document of the first task.
+    second = [{"id": f"e{n * 53 % 97}", "task": 2} for n in range(20)]
+    second.insert(7, {"id": first[5]["id"], "task": 2})
+    expected = [doc["id"] for doc in first] + [doc["id"] for doc in second if doc["id"] != first[5]["id"]]
+    with RunningCluster(shards=1) as one, RunningCluster(shards=3) as three:
+        for running in (one, three):
+            index = client_for(running).index("insertion-order")
+            for docs in (first, second):
+                assert wait_task(running, index.add_documents(docs).task_uid)["status"] == "succeeded"
+            url = f"{running.url}/indexes/insertion-order/documents"
+            listed = httpx.get(url, params={"limit": 100}).json()["results"]
+            assert [doc["id"] for doc in listed] == expected
+            assert listed[5] == {"id": first[5]["id"], "task": 2}
+            paged = [
+                doc["id"]
+                for offset in range(0, len(expected), 9)
+                for doc in httpx.get(url, params={"offset": offset, "limit": 9}).json()["results"]
+            ]
+            assert paged == expected

@@ -18,9 +18,10 @@ from hypothesis import strategies as st
 from pyroaring import BitMap
 
 from shard.analysis import AnalysisConfig, Analyzer
-from shard.index import ShardStore
+from shard.index.env import decode_u32
 from shard.index.postings import decode_bitmap, encode_bitmap, split_key
 from shard.index.settings import needs_rebuild
+from shard.store import ShardStore
 
 ANALYZER = Analyzer(AnalysisConfig.from_settings({}))
 WORDS = ["apple", "apples", "banana", "cherry", "running", "runs", "zebra", "étoile", "東京"]
@@ -39,7 +40,7 @@ def add(store: ShardStore, batch: int, docs: list[dict[str, Any]], mode: str = "
         "task": batch,
         "index": "x",
         "mode": mode,
-        "documents": [[str(doc["id"]), doc] for doc in docs],
+        "documents": [[str(doc["id"]), doc, position] for position, doc in enumerate(docs)],
     }
     store.apply_batch(batch, [operation])
 
@@ -161,7 +162,10 @@ def test_random_writes_keep_words_equal_to_a_rebuild_and_end_empty(
 
 def _texts(store: ShardStore) -> dict[str, set[str]]:
     """Word -> external ids, read from the postings."""
-    external = {doc_id: str(doc["id"]) for doc_id, doc in store.list_documents("x", 0, 100)[0]}
+    with store.env.lmdb.begin() as txn:
+        external = {
+            decode_u32(doc_id): key[4:].decode() for key, doc_id in txn.cursor(store.env.external_ids)
+        }
     return {word: {external[d] for d in docs} for word, docs in words_of(store).items()}
 
 

@@ -13,8 +13,9 @@ from typing import Any
 import orjson
 import pytest
 
-from shard.index import BatchAborted, ShardStore
-from shard.index.env import index_prefix
+from shard.index import BatchAborted
+from shard.index.env import decode_u32, index_prefix
+from shard.store import ShardStore
 
 
 @pytest.fixture
@@ -32,15 +33,20 @@ def apply(store: ShardStore, *operations: dict[str, Any]) -> dict[str, Any]:
 
 
 def add(index: str, *docs: dict[str, Any], task: int = 1, mode: str = "replace", skip: bool = False) -> dict:
-    pairs = [[str(doc["id"]), doc] for doc in docs]
+    entries = [[str(doc["id"]), doc, position] for position, doc in enumerate(docs)]
     return {
         "op": "addDocuments",
         "task": task,
         "index": index,
         "mode": mode,
         "skipCreation": skip,
-        "documents": pairs,
+        "documents": entries,
     }
+
+
+def seq(task: int, position: int) -> int:
+    """The sequence a document created at ``position`` of task ``task``'s payload must get."""
+    return task * 2**32 + position
 
 
 def delete(index: str, *ids: str, task: int = 2) -> dict[str, Any]:
@@ -49,6 +55,17 @@ def delete(index: str, *ids: str, task: int = 2) -> dict[str, Any]:
 
 def docs_of(store: ShardStore, index: str) -> list[dict[str, Any]]:
     return [doc for _, doc in store.list_documents(index, 0, 1_000_000)[0]]
+
+
+def internal_ids(store: ShardStore, index_id: int) -> dict[str, int]:
+    """External id -> internal id, read from the mapping (the store's API never shows internal ids)."""
+    prefix = index_prefix(index_id)
+    with store.env.lmdb.begin() as txn:
+        return {
+            key[len(prefix) :].decode(): decode_u32(value)
+            for key, value in txn.cursor(store.env.external_ids)
+            if key.startswith(prefix)
+        }
 
 
 def keys_with_prefix(store: ShardStore, index_id: int) -> list[bytes]:
@@ -223,8 +240,9 @@ def test_clear_documents(store: ShardStore) -> None:
     assert keys_with_prefix(store, 0) == []
     assert store.index_stats("m") == {"numberOfDocuments": 0, "rawDocumentDbSize": 0, "fieldDistribution": {}}
     assert docs_of(store, "other") == [{"id": 1}]
-    apply(store, add("m", {"id": 9}))
-    assert store.list_documents("m", 0, 10)[0] == [(0, {"id": 9})]
+    apply(store, add("m", {"id": 9}, task=6))
+    assert store.list_documents("m", 0, 10)[0] == [(seq(6, 0), {"id": 9})]
+    assert internal_ids(store, 0) == {"9": 0}, "a cleared index numbers its documents from 0 again"
 
 
 def test_counts_accumulate_per_task_across_operations(store: ShardStore) -> None:
@@ -251,35 +269,84 @@ def test_long_external_ids_are_distinct(store: ShardStore) -> None:
     assert keys_with_prefix(store, 0) == []
 
 
-# --- internal ids and listing ----------------------------------------------------------------------
+# --- internal ids, sequences and listing ----------------------------------------------------------
 
 
-def test_internal_ids_are_reused_smallest_first(store: ShardStore) -> None:
-    apply(store, add("m", *({"id": n} for n in range(6))))
-    apply(store, delete("m", "1", "4", "5"))
-    apply(store, add("m", {"id": "a"}, {"id": "b"}))
-    assert [(doc_id, doc["id"]) for doc_id, doc in store.list_documents("m", 0, 10)[0]] == [
-        (0, 0),
-        (1, "a"),
-        (2, 2),
-        (3, 3),
-        (4, "b"),
+def test_sequence_comes_from_task_uid_and_payload_position(store: ShardStore) -> None:
+    first = add("m", {"id": "a"}, {"id": "b"}, task=3)
+    first["documents"] = [["a", {"id": "a"}, 4], ["b", {"id": "b"}, 9]]
+    apply(store, first, add("m", {"id": "c"}, task=5))
+    assert store.list_documents("m", 0, 10)[0] == [
+        (seq(3, 4), {"id": "a"}),
+        (seq(3, 9), {"id": "b"}),
+        (seq(5, 0), {"id": "c"}),
     ]
-    apply(store, add("m", {"id": "c"}, {"id": "d"}))
-    assert [doc_id for doc_id, _ in store.list_documents("m", 0, 10)[0]] == [0, 1, 2, 3, 4, 5, 6]
 
 
-def test_ids_freed_and_reused_within_one_batch(store: ShardStore) -> None:
+def test_replace_and_update_keep_the_sequence(store: ShardStore) -> None:
+    apply(store, add("m", {"id": 1}, {"id": 2}, task=1))
+    apply(store, add("m", {"id": 3}, {"id": 1, "v": "new"}, task=2))
+    apply(store, add("m", {"id": 2, "w": 1}, mode="update", task=3))
+    assert store.list_documents("m", 0, 10)[0] == [
+        (seq(1, 0), {"id": 1, "v": "new"}),
+        (seq(1, 1), {"id": 2, "w": 1}),
+        (seq(2, 0), {"id": 3}),
+    ]
+    assert internal_ids(store, 0) == {"1": 0, "2": 1, "3": 2}
+
+
+def test_duplicate_in_one_payload_keeps_the_first_position(store: ShardStore) -> None:
+    apply(store, add("m", {"id": 1, "v": 1}, {"id": 2}, {"id": 1, "v": 2}, task=4))
+    assert store.list_documents("m", 0, 10)[0] == [(seq(4, 0), {"id": 1, "v": 2}), (seq(4, 1), {"id": 2})]
+
+
+def test_deleted_document_loses_its_sequence_and_a_new_one_goes_last(store: ShardStore) -> None:
+    apply(store, add("m", {"id": 1}, {"id": 2}, task=1))
+    apply(store, delete("m", "1", task=2), add("m", {"id": 1, "back": True}, task=3))
+    assert store.list_documents("m", 0, 10)[0] == [
+        (seq(1, 1), {"id": 2}),
+        (seq(3, 0), {"id": 1, "back": True}),
+    ]
+    apply(store, delete("m", "1", "2", task=4))
+    with store.env.lmdb.begin() as txn:
+        assert list(txn.cursor(store.env.sequences)) == []
+
+
+def test_internal_ids_only_grow_past_live_ones(store: ShardStore) -> None:
+    apply(store, add("m", *({"id": n} for n in range(6)), task=1))
+    apply(store, delete("m", "1", "4", task=2))
+    apply(store, add("m", {"id": "a"}, {"id": "b"}, task=3))
+    ids = internal_ids(store, 0)
+    assert ids == {"0": 0, "2": 2, "3": 3, "5": 5, "a": 6, "b": 7}, "freed ids below live ones are not reused"
+    # Deleting the newest documents frees ids above every live one; reusing them keeps id order.
+    apply(store, delete("m", "a", "b", task=4), add("m", {"id": "c"}, task=5))
+    assert internal_ids(store, 0)["c"] == 6
+    listed = [doc["id"] for _, doc in store.list_documents("m", 0, 10)[0]]
+    assert listed == [0, 2, 3, 5, "c"]
+
+
+def test_id_order_is_sequence_order_within_one_batch(store: ShardStore) -> None:
     apply(
         store,
-        add("m", {"id": 0}, {"id": 1}, {"id": 2}, {"id": "new"}),
-        delete("m", "0", "new"),
-        add("m", {"id": "s"}, {"id": "t"}, {"id": "u"}),
+        add("m", {"id": 0}, {"id": 1}, {"id": 2}, {"id": "new"}, task=1),
+        delete("m", "0", "new", task=2),
+        add("m", {"id": "s"}, {"id": "t"}, task=3),
     )
-    assert [doc["id"] for _, doc in store.list_documents("m", 0, 10)[0]] == ["s", 1, 2, "t", "u"]
-    apply(store, delete("m", "1", "t"), add("m", {"id": "p"}, {"id": "q"}, {"id": "r"}))
-    listed = [(doc_id, doc["id"]) for doc_id, doc in store.list_documents("m", 0, 10)[0]]
-    assert listed == [(0, "s"), (1, "p"), (2, 2), (3, "q"), (4, "u"), (5, "r")]
+    ids = internal_ids(store, 0)
+    assert sorted(ids, key=ids.__getitem__) == ["1", "2", "s", "t"]
+    listed = store.list_documents("m", 0, 10)[0]
+    assert [sequence for sequence, _ in listed] == [seq(1, 1), seq(1, 2), seq(3, 0), seq(3, 1)]
+
+
+def test_wipes_remove_sequences(store: ShardStore) -> None:
+    apply(store, add("m", {"id": 1}, {"id": 2}), add("n", {"id": 1}))
+    apply(
+        store,
+        {"op": "clearDocuments", "task": 2, "index": "m"},
+        {"op": "deleteIndex", "task": 3, "index": "n"},
+    )
+    with store.env.lmdb.begin() as txn:
+        assert list(txn.cursor(store.env.sequences)) == []
 
 
 def test_list_documents_offset_limit_and_total(store: ShardStore) -> None:
@@ -287,9 +354,9 @@ def test_list_documents_offset_limit_and_total(store: ShardStore) -> None:
     apply(store, delete("m", "2", "3"))
     page, total = store.list_documents("m", 3, 2)
     assert total == 8
-    assert page == [(5, {"id": 5}), (6, {"id": 6})]
+    assert page == [(seq(1, 5), {"id": 5}), (seq(1, 6), {"id": 6})]
     assert store.list_documents("m", 8, 5) == ([], 8)
-    assert store.list_documents("m", 7, 5) == ([(9, {"id": 9})], 8)
+    assert store.list_documents("m", 7, 5) == ([(seq(1, 9), {"id": 9})], 8)
     assert store.list_documents("m", 0, 0) == ([], 8)
 
 
@@ -297,8 +364,8 @@ def test_list_documents_by_ids(store: ShardStore) -> None:
     apply(store, add("m", *({"id": n} for n in range(5))))
     page, total = store.list_documents("m", 0, 10, ids=["4", "nope", "1", "4"])
     assert total == 2
-    assert page == [(1, {"id": 1}), (4, {"id": 4})]
-    assert store.list_documents("m", 1, 10, ids=["4", "1"]) == ([(4, {"id": 4})], 2)
+    assert page == [(seq(1, 1), {"id": 1}), (seq(1, 4), {"id": 4})]
+    assert store.list_documents("m", 1, 10, ids=["4", "1"]) == ([(seq(1, 4), {"id": 4})], 2)
 
 
 def test_reads_of_missing_index(store: ShardStore) -> None:
@@ -353,13 +420,13 @@ def test_reopen_keeps_everything(tmp_path: Path) -> None:
     result = first.apply_batch(
         5, [add("m", {"id": 1, "t": "a"}, {"id": 2}), {"op": "renameIndex", "from": "m", "to": "n"}]
     )
-    first.apply_batch(6, [delete("n", "1"), add("n", {"id": 3})])
+    first.apply_batch(6, [delete("n", "1"), add("n", {"id": 3}, task=3)])
     stats = first.index_stats("n")
     first.close()
     reopened = ShardStore(tmp_path)
     try:
         assert reopened.applied_batch(5) == result
-        assert reopened.list_documents("n", 0, 10) == ([(0, {"id": 3}), (1, {"id": 2})], 2)
+        assert reopened.list_documents("n", 0, 10) == ([(seq(1, 1), {"id": 2}), (seq(3, 0), {"id": 3})], 2)
         assert reopened.index_stats("n") == stats
         assert reopened.apply_batch(5, [])["tasks"] == result["tasks"]
         assert reopened.database_size() > 0
@@ -370,11 +437,11 @@ def test_reopen_keeps_everything(tmp_path: Path) -> None:
 _WRITER = """
 import sys
 from pathlib import Path
-from shard.index import ShardStore
+from shard.store import ShardStore
 
 store = ShardStore(Path(sys.argv[1]))
 for batch in range(10_000):
-    docs = [[f"{batch}-{n}", {"id": f"{batch}-{n}", "text": "lorem ipsum " * 20}] for n in range(2000)]
+    docs = [[f"{batch}-{n}", {"id": f"{batch}-{n}", "text": "lorem ipsum " * 20}, n] for n in range(2000)]
     store.apply_batch(batch, [{"op": "addDocuments", "task": batch, "index": "m", "mode": "replace",
                                "skipCreation": False, "documents": docs}])
     print(batch, flush=True)

@@ -1,4 +1,4 @@
-"""``ShardStore``: the shard's durable document store, the one entry point the servicer uses."""
+"""``ShardStore``: the shard's storage and search behind one facade, the one entry point the servicer uses."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from shard.index.documents import Document, read_document, read_documents
 from shard.index.env import StoreEnv
 from shard.index.settings import load_settings
 from shard.index.state import load_state
+from shard.query.record_cache import RecordCache
 from shard.query.search import SearchResult, search
 
 
@@ -30,6 +31,7 @@ class ShardStore:
     def __init__(self, path: Path) -> None:
         self.env = StoreEnv(path)
         self.codec = DocumentCodec()
+        self.records = RecordCache()
 
     def close(self) -> None:
         self.env.close()
@@ -37,7 +39,10 @@ class ShardStore:
     def apply_batch(
         self, batch_uid: int, operations: list[Operation], should_abort: Callable[[], bool] = _never
     ) -> BatchResult:
-        return apply_batch(self.env, self.codec, batch_uid, operations, should_abort)
+        try:
+            return apply_batch(self.env, self.codec, batch_uid, operations, should_abort)
+        finally:
+            self.records.invalidate()
 
     def applied_batch(self, batch_uid: int) -> BatchResult | None:
         with self.env.lmdb.begin() as txn:
@@ -57,6 +62,7 @@ class ShardStore:
     def list_documents(
         self, index_uid: str, offset: int, limit: int, ids: list[str] | None = None
     ) -> tuple[list[tuple[int, Document]], int]:
+        """``(sequence, document)`` pairs in insertion order, and the total; see ``read_documents``."""
         with self.env.lmdb.begin() as txn:
             index_id = catalog.lookup(self.env, txn, index_uid)
             if index_id is None:
@@ -65,12 +71,14 @@ class ShardStore:
 
     def search(self, index_uid: str, params: dict[str, Any]) -> SearchResult | None:
         """None when this shard has never held the index."""
+        generation = self.records.generation  # read before the snapshot, see RecordCache.put
         with self.env.lmdb.begin() as txn:
             index_id = catalog.lookup(self.env, txn, index_uid)
             if index_id is None:
                 return None
             settings = load_settings(self.env, txn, index_id)
-            return search(self.env, self.codec, txn, index_id, settings, params)
+            cached = (self.records, generation)
+            return search(self.env, self.codec, txn, index_id, index_uid, settings, params, cached)
 
     def index_stats(self, index_uid: str) -> dict[str, Any]:
         """Read from counters kept by every write, so the cost does not grow with the index."""

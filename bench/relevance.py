@@ -1,0 +1,253 @@
+"""``python -m bench.run relevance``: ranking quality on Cranfield, per matching strategy.
+
+Latency figures say nothing about whether the right documents come first; Cranfield (1,400
+aerodynamics abstracts, 225 queries with graded judgments, BEIR layout) gives a number that moves
+with ranking changes and can be set beside published reference points (``shared/api/README.md``:
+BM25 with Porter stemming 0.367 nDCG@10).
+
+The metrics follow BEIR's ``EvaluateRetrieval.evaluate`` (pytrec_eval, i.e. trec_eval's ``ndcg_cut``,
+``recall`` and BEIR's ``mrr``) so that the figures are comparable with those references:
+
+- gain is the judged grade itself (linear, not ``2^rel - 1``), discounted by ``log2(rank + 1)``; the
+  ideal ranking is built from every judged document of the query, not only the retrieved ones;
+- a query whose hits are empty scores 0 (BEIR's run holds every query), and queries without any
+  positive judgment are left out of the means (Cranfield has none);
+- a document whose id equals the query id is dropped from that query's hits (BEIR's default
+  ``ignore_identical_ids=True``; on Cranfield it touches query 225 only, which judges document 225).
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import re
+import statistics
+import sys
+import time
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import httpx
+import orjson
+
+from bench import datasets
+from tests.support.cluster import RunningCluster
+
+INDEX = "cranfield"
+CRANFIELD_DIR = datasets.DATASETS_DIR / "cranfield"
+K = 10
+STRATEGIES = ("last", "all", "frequency")
+# The contract keeps only the first 10 query terms (search.md §1.1); most Cranfield queries are longer.
+QUERY_TERM_LIMIT = 10
+# nDCG@10 on the same files, from shared/api/README.md.
+REFERENCES = {"BM25 + Porter": 0.367, "MiniLM-L6 dense": 0.382, "hybrid (0.7 dense)": 0.421}
+_WORD = re.compile(r"\w+")
+
+Qrels = dict[str, dict[str, int]]
+
+
+def dcg(gains: Sequence[float]) -> float:
+    """DCG with trec_eval's discount: the gain at rank ``i`` (from 1) divided by ``log2(i + 1)``."""
+    return sum(gain / math.log2(rank + 1) for rank, gain in enumerate(gains, 1))
+
+
+def ndcg_at_k(ranking: Sequence[str], judged: Mapping[str, int], k: int = K) -> float:
+    """nDCG@k as trec_eval's ``ndcg_cut``: linear gains, ideal from all positive judgments, 0 when none."""
+    ideal = dcg(sorted((grade for grade in judged.values() if grade > 0), reverse=True)[:k])
+    if ideal == 0:
+        return 0.0
+    return dcg([max(judged.get(doc, 0), 0) for doc in ranking[:k]]) / ideal
+
+
+def recall_at_k(ranking: Sequence[str], judged: Mapping[str, int], k: int = K) -> float:
+    """Share of the positively judged documents found in the first ``k`` hits."""
+    relevant = {doc for doc, grade in judged.items() if grade > 0}
+    return len(relevant.intersection(ranking[:k])) / len(relevant) if relevant else 0.0
+
+
+def reciprocal_rank_at_k(ranking: Sequence[str], judged: Mapping[str, int], k: int = K) -> float:
+    """``1 / rank`` of the first positively judged hit within the first ``k``, else 0."""
+    for rank, doc in enumerate(ranking[:k], 1):
+        if judged.get(doc, 0) > 0:
+            return 1.0 / rank
+    return 0.0
+
+
+def evaluate(
+    rankings: Mapping[str, Sequence[str]], qrels: Qrels, k: int = K, ignore_identical_ids: bool = True
+) -> dict[str, Any]:
+    """Mean nDCG, recall and MRR at ``k`` over the queries with a positive judgment, plus per-query values.
+
+    A query missing from ``rankings`` counts as one with no hits.
+    """
+    per_query: dict[str, dict[str, float]] = {}
+    for qid, judged in qrels.items():
+        if not any(grade > 0 for grade in judged.values()):
+            continue
+        ranking = [doc for doc in rankings.get(qid, ()) if not (ignore_identical_ids and doc == qid)]
+        per_query[qid] = {
+            "ndcg": ndcg_at_k(ranking, judged, k),
+            "recall": recall_at_k(ranking, judged, k),
+            "mrr": reciprocal_rank_at_k(ranking, judged, k),
+        }
+    means = {
+        name: statistics.fmean(q[name] for q in per_query.values()) if per_query else 0.0
+        for name in ("ndcg", "recall", "mrr")
+    }
+    return {"queries": len(per_query), **means, "per_query": per_query}
+
+
+def load_queries() -> list[tuple[str, str]]:
+    """(query id, text) in file order."""
+    with open(CRANFIELD_DIR / "queries.jsonl", "rb") as lines:
+        queries = [orjson.loads(line) for line in lines if line.strip()]
+    return [(str(query["_id"]), str(query["text"])) for query in queries]
+
+
+def load_qrels() -> Qrels:
+    """``qrels/test.tsv`` (header ``query-id corpus-id score``) as query -> document -> grade."""
+    qrels: Qrels = {}
+    with open(CRANFIELD_DIR / "qrels" / "test.tsv") as lines:
+        next(lines)
+        for line in lines:
+            if line.strip():
+                qid, doc, grade = line.split("\t")
+                qrels.setdefault(qid, {})[doc] = int(grade)
+    return qrels
+
+
+def parse_args(argv: list[str]) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        prog="python -m bench.run relevance", description=__doc__.splitlines()[0]
+    )
+    parser.add_argument(
+        "--strategies",
+        type=_strategies,
+        default=list(STRATEGIES),
+        help="matchingStrategy values, comma-separated (last,all,frequency)",
+    )
+    parser.add_argument("--shards", type=int, default=2)
+    parser.add_argument("--json", type=Path, help="result file; default bench/results/relevance-<time>.json")
+    return parser.parse_args(argv)
+
+
+def _strategies(text: str) -> list[str]:
+    values = [part.strip() for part in text.split(",") if part.strip()]
+    if not values or any(value not in STRATEGIES for value in values):
+        raise argparse.ArgumentTypeError(f"expected a comma-separated subset of {','.join(STRATEGIES)}")
+    return values
+
+
+def prepare(client: httpx.Client) -> float:
+    """Create the index with its primary key and searchable fields, load the corpus; seconds taken."""
+    started = time.monotonic()
+    deadline = started + 600.0
+    for method, path, body in (
+        ("POST", "/indexes", {"uid": INDEX, "primaryKey": "_id"}),
+        ("PATCH", f"/indexes/{INDEX}/settings", {"searchableAttributes": ["title", "text"]}),
+    ):
+        response = client.request(method, path, json=body)
+        response.raise_for_status()
+        datasets.wait_for_task(client, int(response.json()["taskUid"]), deadline)
+    datasets.load(str(client.base_url), INDEX, "cranfield")
+    return time.monotonic() - started
+
+
+def search_all(client: httpx.Client, queries: list[tuple[str, str]], strategy: str) -> dict[str, Any]:
+    """One search per query, one at a time; the hit ids and client/server latencies."""
+    rankings: dict[str, list[str]] = {}
+    client_ms: list[float] = []
+    server_ms: list[float] = []
+    for qid, text in queries:
+        body = {"q": text, "limit": K, "matchingStrategy": strategy, "attributesToRetrieve": ["_id"]}
+        started = time.perf_counter_ns()
+        response = client.post(f"/indexes/{INDEX}/search", json=body)
+        client_ms.append((time.perf_counter_ns() - started) / 1e6)
+        if response.status_code != 200:
+            raise RuntimeError(f"query {qid} answered {response.status_code}: {response.text[:500]}")
+        answer = response.json()
+        rankings[qid] = [str(hit["_id"]) for hit in answer["hits"]]
+        server_ms.append(float(answer.get("processingTimeMs", math.nan)))
+    return {"rankings": rankings, "client_ms": client_ms, "server_ms": server_ms}
+
+
+def run(args: argparse.Namespace, environment: dict[str, Any]) -> dict[str, Any]:
+    queries, qrels = load_queries(), load_qrels()
+    long_queries = sum(len(_WORD.findall(text)) > QUERY_TERM_LIMIT for _, text in queries)
+    started_at = time.strftime("%Y-%m-%dT%H:%M:%S%z")
+    results = []
+    with (
+        RunningCluster(shards=args.shards) as cluster,
+        httpx.Client(base_url=cluster.url, timeout=60.0) as client,
+    ):
+        print("loading cranfield ...", file=sys.stderr, flush=True)
+        load_s = prepare(client)
+        search_all(client, queries, args.strategies[0])  # warm-up: connections, page cache, lazy imports
+        for strategy in args.strategies:
+            print(f"matchingStrategy {strategy} ...", file=sys.stderr, flush=True)
+            searched = search_all(client, queries, strategy)
+            metrics = evaluate(searched["rankings"], qrels)
+            per_query = metrics.pop("per_query")
+            ordered = sorted(searched["client_ms"])
+            results.append(
+                {
+                    "strategy": strategy,
+                    **metrics,
+                    "zero_hit_queries": sum(not hits for hits in searched["rankings"].values()),
+                    "mean_ms": statistics.fmean(ordered),
+                    "p50_ms": ordered[len(ordered) // 2],
+                    "p95_ms": ordered[math.ceil(0.95 * len(ordered)) - 1],
+                    "server_mean_ms": statistics.fmean(searched["server_ms"]),
+                    "per_query": {
+                        qid: {**values, "hits": searched["rankings"].get(qid, [])}
+                        for qid, values in per_query.items()
+                    },
+                }
+            )
+    return {
+        "scenario": "relevance",
+        "description": f"Cranfield nDCG@{K}, recall@{K}, MRR@{K} per matchingStrategy (BEIR conventions)",
+        "started_at": started_at,
+        "options": {"shards": args.shards, "strategies": args.strategies, "k": K},
+        "environment": environment,
+        "corpus": {
+            "documents": sum(1 for _ in datasets.DATASETS["cranfield"].documents()),
+            "queries": len(queries),
+            "judged_queries": len(qrels),
+            "queries_over_term_limit": long_queries,
+            "load_s": round(load_s, 2),
+        },
+        "references": REFERENCES,
+        "results": results,
+    }
+
+
+def render(report: dict[str, Any]) -> str:
+    options, env, corpus = report["options"], report["environment"], report["corpus"]
+    k = options["k"]
+    lines = [
+        f"{report['scenario']}: {report['description']}",
+        f"shards={options['shards']} | python {env['python']}, {env['cpus']} CPUs, commit {env['commit']}, "
+        f"load avg {env['loadavg_before']:.2f} before start",
+        f"{corpus['documents']} documents loaded in {corpus['load_s']} s, {corpus['queries']} queries "
+        f"({corpus['judged_queries']} judged), one at a time, limit {k}",
+        "",
+        f"{'strategy':<10} {f'nDCG@{k}':>8} {f'recall@{k}':>10} {f'MRR@{k}':>7} {'no hits':>8} "
+        f"{'mean ms':>8} {'p50 ms':>7} {'p95 ms':>7} {'server ms':>9}",
+    ]
+    for result in report["results"]:
+        lines.append(
+            f"{result['strategy']:<10} {result['ndcg']:>8.4f} {result['recall']:>10.4f} "
+            f"{result['mrr']:>7.4f} {result['zero_hit_queries']:>8} {result['mean_ms']:>8.2f} "
+            f"{result['p50_ms']:>7.2f} {result['p95_ms']:>7.2f} {result['server_mean_ms']:>9.2f}"
+        )
+    references = ", ".join(f"{name} {value:.3f}" for name, value in report["references"].items())
+    lines += [
+        "",
+        f"reference nDCG@{k} on the same files: {references}",
+        f"{corpus['queries_over_term_limit']} of {corpus['queries']} queries have more than "
+        f"{QUERY_TERM_LIMIT} words: only their first {QUERY_TERM_LIMIT} terms are searched (search.md §1.1)",
+        "ms: client round trip (mean, p50, p95); server: mean processingTimeMs",
+    ]
+    return "\n".join(lines)

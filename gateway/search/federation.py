@@ -1,0 +1,82 @@
+"""Federated search (search.md §2.3): the queries' hits merged into one ranked, paginated list.
+
+Every query runs from offset 0 for as many hits as the federation's window needs (capped by its index's
+``maxTotalHits``); the lists are then merged by weighted ranking score. Until sort rules take part in
+ranking, a hit's weighted score sequence is the single number ``_rankingScore * weight``.
+"""
+
+from __future__ import annotations
+
+import heapq
+import time
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+from gateway.search.multi import Query
+from gateway.search.params import page_window
+from gateway.search.response import add_page_fields, uuid7
+from gateway.search.runner import IndexSearch, RankedHit, render_hit
+
+
+def merge_federated(
+    queries: Sequence[Query], results: Sequence[IndexSearch], wanted: int
+) -> list[tuple[Query, RankedHit]]:
+    """The best ``wanted`` hits of all queries, each with the query it comes from.
+
+    Lists are merged head by head (each query's own order is kept); equal weighted scores go to the
+    lower query position. A document found by several queries of one index appears once, from the
+    query that ranks it first in the merged order.
+    """
+    streams = [_weighted(query, result, wanted) for query, result in zip(queries, results, strict=True)]
+    seen: set[tuple[str, int]] = set()
+    merged: list[tuple[Query, RankedHit]] = []
+    for _, query, entry in heapq.merge(*streams, key=lambda item: item[0]):
+        if len(merged) == wanted:
+            break
+        identity = (query.index_uid, entry.seq)
+        if identity not in seen:
+            seen.add(identity)
+            merged.append((query, entry))
+    return merged
+
+
+def _weighted(
+    query: Query, result: IndexSearch, wanted: int
+) -> Iterator[tuple[tuple[float, int], Query, RankedHit]]:
+    for entry in result.hits[: min(wanted, result.max_total_hits)]:
+        yield (-entry.score * query.weight, query.position), query, entry
+
+
+def _federated_hit(query: Query, entry: RankedHit) -> dict[str, Any]:
+    federation = {
+        "indexUid": query.index_uid,
+        "queriesPosition": query.position,
+        "weightedRankingScore": entry.score * query.weight,
+    }
+    return {**render_hit(entry, query.params), "_federation": federation}
+
+
+def federated_total(queries: Sequence[Query], results: Sequence[IndexSearch]) -> int:
+    """Sum over indexes of the documents their queries match: an estimate for indexes queried twice.
+
+    The exact figure is the size of the union of the candidate sets of an index's queries; only
+    per-query counts come back, so the largest of them stands for the union (a lower bound of it).
+    """
+    per_index: dict[str, int] = {}
+    for query, result in zip(queries, results, strict=True):
+        per_index[query.index_uid] = max(per_index.get(query.index_uid, 0), result.candidates)
+    return sum(per_index.values())
+
+
+def federated_response(
+    queries: Sequence[Query], results: Sequence[IndexSearch], federation: dict[str, Any], started: float
+) -> dict[str, Any]:
+    """The §2.3 response (no ``query`` key; facets and distinct come with the next features)."""
+    window = page_window(federation)
+    offset, limit, _ = window
+    hits = [_federated_hit(*pair) for pair in merge_federated(queries, results, offset + limit)[offset:]]
+    total = federated_total(queries, results)
+    body: dict[str, Any] = {"hits": hits, "processingTimeMs": int((time.perf_counter() - started) * 1000)}
+    add_page_fields(body, window, federation, total)
+    body["requestUid"] = uuid7()
+    return body

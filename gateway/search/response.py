@@ -1,0 +1,58 @@
+"""The single-search response body (search.md §1.4) from an index's merged hits."""
+
+from __future__ import annotations
+
+import math
+import os
+import time
+import uuid
+from typing import Any
+
+from gateway.search.params import DEFAULT_LIMIT
+from gateway.search.runner import IndexSearch, capped_window, render_hit
+
+
+def search_response(
+    result: IndexSearch, params: dict[str, Any], window: tuple[int, int, bool], started: float
+) -> dict[str, Any]:
+    """Counts are capped at ``maxTotalHits`` (the contract's recommendation, §1.5), so ``totalPages``
+    never points past the last reachable page."""
+    offset, limit, _ = window
+    first, count = capped_window(offset, limit, result.max_total_hits)
+    total = min(result.candidates, result.max_total_hits)
+    body: dict[str, Any] = {
+        "hits": [render_hit(entry, params) for entry in result.hits[first : first + count]],
+        "query": params.get("q") or "",
+        "processingTimeMs": int((time.perf_counter() - started) * 1000),
+    }
+    add_page_fields(body, window, params, total)
+    body["requestUid"] = uuid7()
+    return body
+
+
+def add_page_fields(
+    body: dict[str, Any], window: tuple[int, int, bool], params: dict[str, Any], total: int
+) -> None:
+    """Offset/limit fields, or in page mode ``hitsPerPage, page, totalPages, totalHits``."""
+    offset, limit, page_mode = window
+    if page_mode:
+        per_page = params.get("hitsPerPage")
+        # page 0 asks for no hits, not for 0 hits per page
+        per_page = DEFAULT_LIMIT if per_page is None else per_page
+        body["hitsPerPage"] = per_page
+        body["page"] = 1 if params.get("page") is None else params["page"]
+        body["totalPages"] = math.ceil(total / per_page) if per_page else 0
+        body["totalHits"] = total
+    else:
+        body["limit"] = limit
+        body["offset"] = offset
+        body["estimatedTotalHits"] = total
+
+
+def uuid7() -> str:
+    """A version-7 UUID (time-ordered), as the reference stamps each search request."""
+    millis = time.time_ns() // 1_000_000
+    value = (millis & ((1 << 48) - 1)) << 80 | int.from_bytes(os.urandom(10), "big")
+    value = (value & ~(0xF << 76)) | (0x7 << 76)
+    value = (value & ~(0x3 << 62)) | (0x2 << 62)
+    return str(uuid.UUID(int=value))

@@ -1,0 +1,109 @@
+"""Searching one index: fan the query out to every shard and merge their ranked hits.
+
+Shards rank locally and return per-rule local scores; comparing those lexicographically, then the
+documents' insertion order, merges N shards into exactly the list one shard holding every document
+would return.
+"""
+
+from __future__ import annotations
+
+import heapq
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+from sanic import Sanic
+
+from common.errors import ApiError
+from common.rpc import shard_pb2
+
+# Parameters the gateway handles itself; everything else travels to the shards.
+_GATEWAY_ONLY = frozenset(
+    {"page", "hitsPerPage", "showRankingScore", "showRankingScoreDetails", "showPerformanceDetails"}
+)
+
+
+@dataclass(frozen=True)
+class RankedHit:
+    seq: int
+    """Global insertion order: the final tie-break, lower first."""
+    key: tuple[float, ...]
+    """Per-rule local scores in rule order; compared lexicographically, higher first."""
+    score: float
+    details: dict[str, Any]
+    hit: dict[str, Any]
+
+    def order(self) -> tuple[tuple[float, ...], int]:
+        """Ascending order of this is best-first: negated scores, then insertion order."""
+        return tuple(-value for value in self.key), self.seq
+
+
+@dataclass(frozen=True)
+class IndexSearch:
+    hits: list[RankedHit]
+    """Best first, at most the ``wanted`` asked for."""
+    candidates: int
+    max_total_hits: int
+
+
+def capped_window(offset: int, limit: int, cap: int) -> tuple[int, int]:
+    """search.md §1.5: nothing past hit number ``maxTotalHits`` is reachable."""
+    offset = min(offset, cap)
+    return offset, min(limit, cap - offset)
+
+
+async def search_index(app: Sanic, uid: str, params: dict[str, Any], wanted: int) -> IndexSearch:
+    """The index's best ``wanted`` hits (before ``maxTotalHits`` capping, which shards apply)."""
+    cluster = app.ctx.cluster
+    shard_query = {key: value for key, value in params.items() if key not in _GATEWAY_ONLY}
+    shard_query["offset"], shard_query["limit"] = 0, wanted
+    if shard_query.get("matchingStrategy") == "frequency" and (shard_query.get("q") or "").strip():
+        shard_query["termCounts"] = await _term_counts(cluster, uid, shard_query)
+    request = shard_pb2.SearchRequest(index_uid=uid, query_json=orjson.dumps(shard_query))
+    replies = await cluster.search(request)
+    if not any(reply.index_found for reply in replies):
+        # Shards learn an index from its first document or settings; the catalog is the authority.
+        await cluster.ask_scheduler("GetIndex", {"uid": uid})
+    for reply in replies:
+        if reply.error_json:
+            error = orjson.loads(reply.error_json)
+            raise ApiError(error["code"], error["message"])
+    found = [reply for reply in replies if reply.index_found]
+    cap = max((reply.max_total_hits for reply in found), default=0) or 1000
+    pages = [[_ranked(entry) for entry in orjson.loads(reply.hits_json)] for reply in found]
+    merged = list(heapq.merge(*pages, key=RankedHit.order))[:wanted]
+    return IndexSearch(merged, sum(reply.candidates for reply in found), cap)
+
+
+async def _term_counts(cluster: Any, uid: str, shard_query: dict[str, Any]) -> list[int]:
+    """The index-wide document count of each query term: the frequency strategy drops the most
+    frequent terms first, and every shard must drop the same ones (one extra round trip)."""
+    request = shard_pb2.SearchRequest(
+        index_uid=uid, query_json=orjson.dumps({**shard_query, "countTerms": True})
+    )
+    totals: list[int] = []
+    for reply in await cluster.search(request):
+        if reply.index_found and not reply.error_json:
+            for term, count in enumerate(orjson.loads(reply.hits_json)):
+                if term < len(totals):
+                    totals[term] += count
+                else:
+                    totals.append(count)
+    return totals
+
+
+def _ranked(entry: list[Any]) -> RankedHit:
+    seq, key, score, details, hit = entry
+    return RankedHit(seq, tuple(key), score, details, hit)
+
+
+def render_hit(entry: RankedHit, params: dict[str, Any]) -> dict[str, Any]:
+    """The hit as the response shows it, with the score fields the query asked for."""
+    if not params.get("showRankingScore") and not params.get("showRankingScoreDetails"):
+        return entry.hit
+    hit = dict(entry.hit)
+    if params.get("showRankingScore"):
+        hit["_rankingScore"] = entry.score
+    if params.get("showRankingScoreDetails"):
+        hit["_rankingScoreDetails"] = entry.details
+    return hit

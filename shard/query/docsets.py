@@ -1,0 +1,120 @@
+"""Document sets of derivations: which documents each term matches, per typo cost.
+
+Everything the bucket sort does on whole sets (matching strategy, words and typo rules) is bitmap
+algebra over these; only phrases need the token records, to check that their words are adjacent.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from pyroaring import BitMap
+
+from shard.index.postings import SHORT_PREFIX_LENGTHS, term_docs
+from shard.query.context import SearchContext
+from shard.query.derivations import STEM_COST, Derivations, expand_prefix
+from shard.query.occurrences import phrase_positions
+
+PHRASE_CHECK_LIMIT = 500
+
+
+@dataclass
+class DocSets:
+    """One derivation's documents by typo cost (exact cost levels, not cumulative)."""
+
+    derivations: Derivations
+    by_cost: dict[int, BitMap] = field(default_factory=dict)
+
+    def all(self) -> BitMap:
+        return BitMap.union(*self.by_cost.values()) if self.by_cost else BitMap()
+
+    def up_to(self, cost: int) -> BitMap:
+        sets = [docs for level, docs in self.by_cost.items() if level <= cost]
+        return BitMap.union(*sets) if sets else BitMap()
+
+
+def resolve(ctx: SearchContext, derivations: Derivations) -> DocSets:
+    sets = DocSets(derivations)
+    typo_fields = _typo_fields(ctx)
+
+    def add(cost: int, docs: BitMap) -> None:
+        if docs:
+            current = sets.by_cost.get(cost)
+            sets.by_cost[cost] = docs if current is None else current | docs
+
+    for word, match in derivations.words.items():
+        add(match.cost, _word_docs(ctx, word, typo_fields if match.typos else ctx.allowed_fields))
+    if derivations.prefix is not None:
+        add(derivations.prefix_cost, prefix_docs(ctx, derivations.prefix))
+    if derivations.stem is not None:
+        stem_docs = _word_docs(ctx, derivations.stem, ctx.allowed_fields)
+        stem_docs |= term_docs(ctx.txn, ctx.env.stems, ctx.index_id, derivations.stem, ctx.allowed_fields)
+        add(STEM_COST, stem_docs)
+    for words, match in derivations.phrases:
+        fields = typo_fields if match.typos else ctx.allowed_fields
+        # Split words and synonyms are extra recall: past the check budget they are dropped rather
+        # than verified document by document; a quoted phrase is what the user asked for.
+        limit = None if match.exact else PHRASE_CHECK_LIMIT
+        add(match.cost, phrase_docs(ctx, words, fields, limit))
+    # A document matched at several costs counts at its cheapest.
+    seen = BitMap()
+    for cost in sorted(sets.by_cost):
+        sets.by_cost[cost] -= seen
+        seen |= sets.by_cost[cost]
+    sets.by_cost = {cost: docs for cost, docs in sets.by_cost.items() if docs}
+    return sets
+
+
+def _typo_fields(ctx: SearchContext) -> set[int] | None:
+    """Fields typo derivations may match in: the allowed ones minus ``disableOnAttributes``."""
+    if not ctx.exact_fields:
+        return ctx.allowed_fields
+    everything = set(range(len(ctx.state.field_names)))
+    allowed = everything if ctx.allowed_fields is None else ctx.allowed_fields
+    return allowed - ctx.exact_fields
+
+
+def _word_docs(ctx: SearchContext, word: str, fields: set[int] | None) -> BitMap:
+    if fields is not None and not fields:
+        return BitMap()
+    return term_docs(ctx.txn, ctx.env.words, ctx.index_id, word, fields)
+
+
+def prefix_docs(ctx: SearchContext, prefix: str) -> BitMap:
+    """Short prefixes come precomputed; longer ones are the union of the words they expand to."""
+    if len(prefix) in SHORT_PREFIX_LENGTHS:
+        return term_docs(ctx.txn, ctx.env.prefixes, ctx.index_id, prefix, ctx.allowed_fields)
+    words = expand_prefix(ctx, prefix)
+    sets = [_word_docs(ctx, word, ctx.allowed_fields) for word in words]
+    return BitMap.union(*sets) if sets else BitMap()
+
+
+def word_docs(ctx: SearchContext, word: str) -> BitMap:
+    return _word_docs(ctx, word, ctx.allowed_fields)
+
+
+def phrase_docs(
+    ctx: SearchContext, words: tuple[str | None, ...], fields: set[int] | None, limit: int | None = None
+) -> BitMap:
+    """Documents having the words consecutively in one field (None = any word in between).
+
+    Adjacency is checked in each candidate's record; with a ``limit``, a phrase whose words co-occur
+    in more documents than that is given up (empty) instead.
+    """
+    present = [word for word in words if word is not None]
+    if not present:
+        return BitMap()
+    sets = sorted((_word_docs(ctx, word, fields) for word in set(present)), key=len)
+    docs = BitMap.intersection(*sets) if len(sets) > 1 else sets[0]
+    if len(words) == 1:
+        return docs
+    if limit is not None and len(docs) > limit:
+        return BitMap()
+    return BitMap(
+        doc_id
+        for doc_id in docs
+        if any(
+            (fields is None or entry.field_id in fields) and phrase_positions(entry, words)
+            for entry in ctx.record(doc_id)
+        )
+    )

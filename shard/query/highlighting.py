@@ -1,0 +1,58 @@
+"""The query as the highlighter sees it: which document words match which term, and how much of them.
+
+Built from the same derivations that matched the documents, so a highlighted word is always one the
+engine matched (typo variants, prefixes, stems, synonyms, split and concatenated words, phrases).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from shard.analysis import Analyzer
+from shard.query.derivations import Derivations
+
+Phrase = tuple[int, tuple[str | None, ...]]
+
+
+class DerivationMatcher:
+    """Implements ``shard.highlight.QueryMatcher``."""
+
+    def __init__(
+        self, derivations: list[Derivations], analyzer: Analyzer, query_words: Sequence[str]
+    ) -> None:
+        self._analyzer = analyzer
+        self._words: dict[str, tuple[int, int | None]] = {}
+        self._prefixes: list[tuple[str, int]] = []
+        self._stems: list[tuple[str, str, int]] = []
+        phrases: list[Phrase] = []
+        for derivation in derivations:
+            term = derivation.first
+            for word, match in derivation.words.items():
+                # A typo variant of the word being typed highlights as far as the user typed.
+                typed = len(derivation.prefix) if derivation.prefix is not None and match.typos else None
+                self._words.setdefault(word, (term, typed))
+            if derivation.prefix is not None:
+                self._prefixes.append((derivation.prefix, term))
+            if derivation.stem is not None and derivation.stem_language is not None:
+                self._stems.append((derivation.stem, derivation.stem_language, term))
+            phrases.extend((term, words) for words, _ in derivation.phrases if len(words) > 1)
+        for word in query_words:
+            self._words.setdefault(word, (0, None))
+        self._phrases = phrases
+
+    def match(self, word: str) -> tuple[int, int] | None:
+        found = self._words.get(word)
+        if found is not None:
+            term, typed = found
+            return term, len(word) if typed is None else min(typed, len(word))
+        for prefix, term in self._prefixes:
+            if word.startswith(prefix):
+                return term, len(prefix)
+        for stem, language, term in self._stems:
+            if self._analyzer.stem(word, language) == stem:
+                return term, len(word)
+        return None
+
+    @property
+    def phrases(self) -> Sequence[Phrase]:
+        return self._phrases

@@ -1,0 +1,151 @@
+"""Bucket sort: rule after rule, each bucket refined by the next rule, until enough documents.
+
+Only the buckets needed for the requested page are ever split, so the cost follows the page, not
+the number of matches. Documents left in a bucket after the last rule keep internal id order, which
+is insertion order on every shard, so the gateway can merge shards by (ranks, insertion order).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TypeVar
+
+from pyroaring import BitMap
+
+from shard.query.context import SearchContext
+from shard.query.derivations import Derivations
+from shard.query.occurrences import DocMatcher
+from shard.query.parse import ParsedQuery
+from shard.query.ranking.coverage import Coverage, Kept
+from shard.query.ranking.positional import DocumentCosts
+from shard.query.ranking.rules import Rule, configured_rules
+from shard.query.ranking.score import SKIPPED, Rank, score, upper_bound
+
+PER_DOCUMENT_BUDGET = 1_000
+"""Documents a query may score from their records when ``searchCutoffMs`` is not set: larger buckets
+are left unranked (as the cutoff does) so that a one-letter query stays fast on a large index. An
+explicit ``searchCutoffMs`` replaces this budget with the time limit alone."""
+DEFAULT_CUTOFF_MS = 1500
+
+CostKey = TypeVar("CostKey", int, tuple[int, int])
+
+
+@dataclass(frozen=True)
+class RankedDoc:
+    doc_id: int
+    ranks: tuple[Rank, ...]
+
+
+@dataclass
+class RankingOutcome:
+    docs: list[RankedDoc]
+    candidates: int
+    """Matching documents, minus those the score threshold dropped in explored buckets."""
+
+
+class Ranker:
+    def __init__(
+        self,
+        ctx: SearchContext,
+        query: ParsedQuery,
+        derivations: list[Derivations],
+        *,
+        strategy: str,
+        threshold: float | None,
+        term_counts: list[int] | None = None,
+    ) -> None:
+        self.ctx = ctx
+        self.query = query
+        self.coverage = Coverage(ctx, derivations)
+        matcher = DocMatcher(derivations, ctx.analyzer, ctx.allowed_fields, ctx.exact_fields)
+        self.costs = DocumentCosts(ctx, query, derivations, matcher)
+        self.rules: list[Rule] = configured_rules(ctx.settings.get("rankingRules"), strategy)
+        self.strategy = strategy
+        self.threshold = threshold
+        self.term_counts = term_counts
+        self.kept_sets = self._kept_sets()
+        cutoff = ctx.settings.get("searchCutoffMs")
+        self.deadline = time.monotonic() + (DEFAULT_CUTOFF_MS if cutoff is None else cutoff) / 1000
+        self.budget = PER_DOCUMENT_BUDGET if cutoff is None else None
+        self.dropped = 0
+
+    def _kept_sets(self) -> list[Kept]:
+        """The words rule's term sets, from all terms down to the most relaxed query."""
+        terms = self.query.terms
+        everything = tuple(term.index for term in terms)
+        if self.strategy == "all":
+            return [everything]
+        droppable = [term.index for term in terms if not term.phrase]
+        if self.strategy == "frequency":
+            # Terms matching nothing go first, then the most frequent; counts summed over shards by the
+            # gateway make every shard drop the same terms.
+            counts = {index: self.term_count(index) for index in droppable}
+            droppable.sort(key=lambda index: (counts[index] > 0, -counts[index], -index))
+        else:
+            droppable.reverse()
+        sets = [everything]
+        current = set(everything)
+        for index in droppable[: max(len(droppable) - 1, 0)]:
+            current.discard(index)
+            sets.append(tuple(sorted(current)))
+        return sets
+
+    def term_count(self, term: int) -> int:
+        if self.term_counts is not None and term < len(self.term_counts):
+            return self.term_counts[term]
+        return len(self.coverage.term_docs(term))
+
+    def universe(self) -> BitMap:
+        """Documents matching at least the most relaxed query (an n-gram may match a larger kept set
+        in documents the relaxed one misses, so every set counts)."""
+        if not self.query.terms:
+            return self.ctx.live().copy()
+        return BitMap.union(*(self.coverage.matching(kept) for kept in self.kept_sets))
+
+    def rank(self, docs: BitMap, wanted: int) -> RankingOutcome:
+        found: list[RankedDoc] = []
+        candidates = len(docs)
+        if wanted > 0 and docs:
+            self._visit(0, docs, self.kept_sets[0] if self.query.terms else (), (), found, wanted)
+        return RankingOutcome(found, candidates - self.dropped)
+
+    def group(self, docs: BitMap, key: Callable[[int], CostKey]) -> dict[CostKey, list[int]] | None:
+        """Documents grouped by a per-document key, or None when the budget or cutoff is exhausted."""
+        costs = self.costs
+        over_budget = self.budget is not None and costs.evaluated() + len(docs) > self.budget
+        if over_budget or time.monotonic() > self.deadline:
+            return None
+        groups: dict[CostKey, list[int]] = {}
+        for doc_id in docs:
+            groups.setdefault(key(doc_id), []).append(doc_id)
+        return groups
+
+    def _visit(
+        self,
+        depth: int,
+        docs: BitMap,
+        kept: Kept,
+        ranks: tuple[Rank, ...],
+        found: list[RankedDoc],
+        wanted: int,
+    ) -> None:
+        threshold = self.threshold
+        if threshold is not None and ranks and upper_bound(ranks) < threshold:
+            self.dropped += len(docs)
+            return
+        last = depth == len(self.rules) or (ranks and ranks[-1] is SKIPPED)
+        if last:
+            if threshold is not None and ranks and score(ranks) < threshold:
+                self.dropped += len(docs)
+                return
+            for doc_id in docs:
+                found.append(RankedDoc(doc_id, ranks))
+                if len(found) >= wanted:
+                    return
+            return
+        for bucket in self.rules[depth].buckets(self, docs, kept):
+            self._visit(depth + 1, bucket.docs, bucket.kept, (*ranks, bucket.rank), found, wanted)
+            if len(found) >= wanted:
+                return

@@ -1,0 +1,150 @@
+"""The ranking rules that need word positions, computed per document from its token record.
+
+Each returns a cost (0 = best) and the largest possible cost for the kept terms, so the rule's rank is
+``max + 1 - cost`` out of ``max + 1`` (search.md §7.5).
+"""
+
+from __future__ import annotations
+
+import itertools
+from bisect import bisect_left
+
+from shard.query.context import SearchContext
+from shard.query.derivations import Derivations
+from shard.query.occurrences import DocMatcher, Occurrence
+from shard.query.parse import ParsedQuery
+from shard.query.ranking.coverage import Kept
+
+MAX_PAIR_COST = 3
+"""Words 4 or more positions apart, or in different attributes, are as far as it gets."""
+_POSITION_BUCKETS = (0, 1, 2, 5, 8, 12, 17, 25, 65, 257, 1025)
+MAX_POSITION_COST = len(_POSITION_BUCKETS) - 1
+
+EXACT_MATCH, MATCHES_START = 0, 1
+
+
+def position_cost(distance: int) -> int:
+    """Word distances bucketed 0, 1, 2-4, 5-7, 8-11, 12-16, 17-24, 25-64, 65-256, 257-1024, >1024."""
+    return bisect_left(_POSITION_BUCKETS, distance + 1) - 1
+
+
+class DocumentCosts:
+    """Per-document occurrences of the query, cached for every rule and kept set that asks."""
+
+    def __init__(
+        self, ctx: SearchContext, query: ParsedQuery, derivations: list[Derivations], matcher: DocMatcher
+    ) -> None:
+        self.ctx = ctx
+        self.query = query
+        self.derivations = derivations
+        self.matcher = matcher
+        self.by_attribute = ctx.settings.get("proximityPrecision") == "byAttribute"
+        self._occurrences: dict[int, list[Occurrence]] = {}
+        self._per_term: dict[tuple[int, Kept], dict[int, list[Occurrence]]] = {}
+        self._query_words = query.words()
+
+    def evaluated(self) -> int:
+        return len(self._occurrences)
+
+    def occurrences(self, doc_id: int) -> list[Occurrence]:
+        found = self._occurrences.get(doc_id)
+        if found is None:
+            found = self._occurrences[doc_id] = self.matcher.occurrences(self.ctx.record(doc_id))
+        return found
+
+    def per_term(self, doc_id: int, kept: Kept) -> dict[int, list[Occurrence]]:
+        """Occurrences of each kept term, through derivations lying wholly inside the kept set."""
+        cached = self._per_term.get((doc_id, kept))
+        if cached is not None:
+            return cached
+        members = set(kept)
+        result: dict[int, list[Occurrence]] = {term: [] for term in kept}
+        for occurrence in self.occurrences(doc_id):
+            derivation = self.derivations[occurrence.derivation]
+            span = range(derivation.first, derivation.last + 1)
+            if all(term in members for term in span):
+                for term in span:
+                    result[term].append(occurrence)
+        self._per_term[(doc_id, kept)] = result
+        return result
+
+    # proximity
+
+    def proximity_max(self, kept: Kept) -> int:
+        return MAX_PAIR_COST * len(_pairs(kept))
+
+    def proximity(self, doc_id: int, kept: Kept) -> int:
+        pairs = _pairs(kept)
+        if not pairs:
+            return 0
+        terms = self.per_term(doc_id, kept)
+        return sum(self._pair_cost(terms[left], terms[right]) for left, right in pairs)
+
+    def _pair_cost(self, left: list[Occurrence], right: list[Occurrence]) -> int:
+        best = MAX_PAIR_COST
+        for a in left:
+            for b in right:
+                if a.field_id != b.field_id:
+                    continue
+                if a is b or self.by_attribute:
+                    return 0
+                distance = b.start - a.end if b.start > a.end else a.start - b.end + 1
+                best = min(best, max(distance, 1) - 1)
+                if best == 0:
+                    return 0
+        return best
+
+    # attribute rank and word position
+
+    def attribute_max(self, kept: Kept) -> int:
+        return self.ctx.max_weight * len(kept)
+
+    def attribute(self, doc_id: int, kept: Kept) -> int:
+        weight = self.ctx.weight
+        return sum(
+            min((weight(occurrence.field_id) for occurrence in found), default=self.ctx.max_weight)
+            for found in self.per_term(doc_id, kept).values()
+        )
+
+    def word_position_max(self, kept: Kept) -> int:
+        return MAX_POSITION_COST * len(kept)
+
+    def word_position(self, doc_id: int, kept: Kept) -> int:
+        terms = self.query.terms
+        return sum(
+            min(
+                (position_cost(abs(occurrence.start - terms[term].position)) for occurrence in found),
+                default=MAX_POSITION_COST,
+            )
+            for term, found in self.per_term(doc_id, kept).items()
+        )
+
+    # exactness
+
+    def exactness(self, doc_id: int, kept: Kept) -> tuple[int, int]:
+        """(class, exact words): class 0 = an attribute equals the query, 1 = one starts with it,
+        2 = neither, then ranked by how many kept terms matched their own word."""
+        wanted = self._query_words
+        allowed = self.ctx.allowed_fields
+        if wanted:
+            starts = False
+            for entry in self.ctx.record(doc_id):
+                if allowed is not None and entry.field_id not in allowed:
+                    continue
+                if entry.words == wanted:
+                    return EXACT_MATCH, len(kept)
+                if entry.words[: len(wanted)] == wanted and entry.positions[0] == 0:
+                    starts = True
+            if starts:
+                return MATCHES_START, len(kept)
+        exact = sum(
+            1
+            for found in self.per_term(doc_id, kept).values()
+            if any(occurrence.match.exact for occurrence in found)
+        )
+        return 2, exact
+
+
+def _pairs(kept: Kept) -> list[tuple[int, int]]:
+    """Consecutive kept terms that are also consecutive in the query (a dropped term breaks a pair)."""
+    return [(left, right) for left, right in itertools.pairwise(kept) if right == left + 1]

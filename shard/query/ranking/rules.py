@@ -1,0 +1,198 @@
+"""The ranking rules as bucket producers (search.md §7.4).
+
+A rule splits a set of documents into ordered buckets, each with the rank the rule gives it. Words
+and typo work on whole bitmaps; the positional rules score documents one by one from their records,
+within the per-query evaluation budget (past it, the rest of the bucket is left unranked, as the
+search cutoff does).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Protocol
+
+from pyroaring import BitMap
+
+from shard.query.ranking.coverage import Kept
+from shard.query.ranking.positional import EXACT_MATCH, MATCHES_START
+from shard.query.ranking.score import SKIPPED, Rank, fold
+
+if TYPE_CHECKING:
+    from shard.query.ranking.bucket_sort import Ranker
+
+
+@dataclass(frozen=True)
+class Bucket:
+    docs: BitMap
+    rank: Rank
+    kept: Kept
+
+
+class Rule(Protocol):
+    name: str
+
+    def buckets(self, ranker: Ranker, docs: BitMap, kept: Kept) -> Iterator[Bucket]: ...
+
+
+class WordsRule:
+    """More kept query terms first; the matching strategy decides which terms go first."""
+
+    name = "words"
+
+    def buckets(self, ranker: Ranker, docs: BitMap, kept: Kept) -> Iterator[Bucket]:
+        total = len(ranker.query.terms)
+        seen = BitMap()
+        for subset in ranker.kept_sets:
+            if not set(subset) <= set(kept):
+                continue
+            found = (ranker.coverage.matching(subset) & docs) - seen
+            seen |= found
+            if found:
+                details = {"matchingWords": len(subset), "maxMatchingWords": total}
+                yield Bucket(found, Rank(self.name, ((len(subset), total),), details), subset)
+
+
+class TypoRule:
+    name = "typo"
+
+    def buckets(self, ranker: Ranker, docs: BitMap, kept: Kept) -> Iterator[Bucket]:
+        top = ranker.coverage.max_cost(kept)
+        levels = ranker.coverage.levels(kept, docs)
+        previous = BitMap()
+        for cost, level in enumerate(levels):
+            found = level - previous
+            previous = level
+            if found:
+                details = {"typoCount": cost, "maxTypoCount": top}
+                yield Bucket(found, Rank(self.name, ((top + 1 - cost, top + 1),), details), kept)
+
+
+class CostRule:
+    """A rule scoring each document with a cost from its record; lower cost first."""
+
+    def __init__(
+        self,
+        name: str,
+        cost: Callable[[Ranker, int, Kept], int],
+        maximum: Callable[[Ranker, Kept], int],
+    ) -> None:
+        self.name = name
+        self._cost = cost
+        self._maximum = maximum
+
+    def buckets(self, ranker: Ranker, docs: BitMap, kept: Kept) -> Iterator[Bucket]:
+        top = self._maximum(ranker, kept)
+        if top == 0:
+            yield Bucket(docs, Rank(self.name, ((1, 1),)), kept)
+            return
+        groups = ranker.group(docs, lambda doc_id: self._cost(ranker, doc_id, kept))
+        if groups is None:
+            yield Bucket(docs, SKIPPED, kept)
+            return
+        for cost in sorted(groups):
+            yield Bucket(BitMap(groups[cost]), Rank(self.name, ((top + 1 - cost, top + 1),)), kept)
+
+
+class AttributeRule:
+    """The legacy ``attribute`` rule: attribute rank, then word position, as one rule."""
+
+    name = "attribute"
+
+    def buckets(self, ranker: Ranker, docs: BitMap, kept: Kept) -> Iterator[Bucket]:
+        costs = ranker.costs
+        attribute_top, position_top = costs.attribute_max(kept), costs.word_position_max(kept)
+        groups = ranker.group(
+            docs, lambda doc_id: (costs.attribute(doc_id, kept), costs.word_position(doc_id, kept))
+        )
+        if groups is None:
+            yield Bucket(docs, SKIPPED, kept)
+            return
+        for attribute, position in sorted(groups):
+            first = (attribute_top + 1 - attribute, attribute_top + 1)
+            second = (position_top + 1 - position, position_top + 1)
+            details = {
+                "attributeRankingOrderScore": fold([first]),
+                "queryWordDistanceScore": fold([second]),
+            }
+            rank = Rank(self.name, (first, second), details)
+            yield Bucket(BitMap(groups[(attribute, position)]), rank, kept)
+
+
+class ExactnessRule:
+    name = "exactness"
+
+    def buckets(self, ranker: Ranker, docs: BitMap, kept: Kept) -> Iterator[Bucket]:
+        groups = ranker.group(docs, lambda doc_id: _exactness_order(ranker, doc_id, kept))
+        if groups is None:
+            yield Bucket(docs, SKIPPED, kept)
+            return
+        most = len(kept)
+        for order in sorted(groups):
+            kind, missing = order
+            if kind == EXACT_MATCH:
+                rank = Rank(self.name, ((3, 3),), {"matchType": "exactMatch"})
+            elif kind == MATCHES_START:
+                rank = Rank(self.name, ((2, 3),), {"matchType": "matchesStart"})
+            else:
+                exact = most - missing
+                details = {"matchType": "noExactMatch", "matchingWords": exact, "maxMatchingWords": most}
+                rank = Rank(self.name, ((1, 3), (exact + 1, most + 1)), details)
+            yield Bucket(BitMap(groups[order]), rank, kept)
+
+
+def _exactness_order(ranker: Ranker, doc_id: int, kept: Kept) -> tuple[int, int]:
+    kind, exact = ranker.costs.exactness(doc_id, kept)
+    return kind, (len(kept) - exact if kind > MATCHES_START else 0)
+
+
+def _proximity(ranker: Ranker, doc_id: int, kept: Kept) -> int:
+    return ranker.costs.proximity(doc_id, kept)
+
+
+def _proximity_max(ranker: Ranker, kept: Kept) -> int:
+    return ranker.costs.proximity_max(kept)
+
+
+def _attribute(ranker: Ranker, doc_id: int, kept: Kept) -> int:
+    return ranker.costs.attribute(doc_id, kept)
+
+
+def _attribute_max(ranker: Ranker, kept: Kept) -> int:
+    return ranker.costs.attribute_max(kept)
+
+
+def _word_position(ranker: Ranker, doc_id: int, kept: Kept) -> int:
+    return ranker.costs.word_position(doc_id, kept)
+
+
+def _word_position_max(ranker: Ranker, kept: Kept) -> int:
+    return ranker.costs.word_position_max(kept)
+
+
+RELEVANCY_RULES: dict[str, Callable[[], Rule]] = {
+    "words": WordsRule,
+    "typo": TypoRule,
+    "proximity": lambda: CostRule("proximity", _proximity, _proximity_max),
+    "attributeRank": lambda: CostRule("attributeRank", _attribute, _attribute_max),
+    "wordPosition": lambda: CostRule("wordPosition", _word_position, _word_position_max),
+    "attribute": AttributeRule,
+    "exactness": ExactnessRule,
+}
+
+DEFAULT_RULES = ["words", "typo", "proximity", "attributeRank", "sort", "wordPosition", "exactness"]
+
+
+def configured_rules(ranking_rules: list[str] | None, strategy: str) -> list[Rule]:
+    """The relevancy rules to apply, in order: duplicates ignored, ``words`` inserted before the
+    first rule needing it (unless every term must match), sort rules left to the sort step."""
+    names: list[str] = []
+    for name in ranking_rules or DEFAULT_RULES:
+        if name in RELEVANCY_RULES and name not in names:
+            names.append(name)
+    # Every other relevancy rule ranks within a words bucket, so words always comes first.
+    wanted_words = bool(names)
+    names = [name for name in names if name != "words"]
+    if strategy != "all" and wanted_words:
+        names.insert(0, "words")
+    return [RELEVANCY_RULES[name]() for name in names]

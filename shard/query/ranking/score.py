@@ -1,0 +1,57 @@
+"""Ranks, the relevancy score and its details (search.md §1.6, §7.5)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+Step = tuple[int, int]
+"""(rank r, out of m): r = m is the best a rule gives."""
+
+
+@dataclass(frozen=True)
+class Rank:
+    """What one ranking rule said about a bucket of documents."""
+
+    rule: str
+    """The key in ``_rankingScoreDetails``."""
+    steps: tuple[Step, ...]
+    details: dict[str, Any] = field(default_factory=dict)
+
+
+SKIPPED = Rank("skipped", ((0, 1),))
+"""A rule the search cutoff left unapplied: it scores 0 and stops the details there."""
+
+
+def fold(steps: Sequence[Step]) -> float:
+    """Each step subdivides the interval the previous ones left, so scores follow bucket order."""
+    numerator, denominator = 1, 1
+    for rank, out_of in steps:
+        numerator = (numerator - 1) * out_of + rank
+        denominator *= out_of
+    return numerator / denominator
+
+
+def score(ranks: Sequence[Rank]) -> float:
+    return fold([step for rank in ranks for step in rank.steps])
+
+
+def upper_bound(ranks: Sequence[Rank]) -> float:
+    """The best score still reachable below these ranks (every later rule giving its best)."""
+    return score(ranks)
+
+
+def sort_key(ranks: Sequence[Rank]) -> list[float]:
+    """Local scores step by step: comparing them lexicographically is comparing buckets."""
+    return [rank_value / out_of for rank in ranks for rank_value, out_of in rank.steps]
+
+
+def details(ranks: Sequence[Rank]) -> dict[str, Any]:
+    rendered: dict[str, Any] = {}
+    for order, rank in enumerate(ranks):
+        entry: dict[str, Any] = {"order": order, **rank.details}
+        if rank.rule != "skipped":
+            entry["score"] = fold(rank.steps)
+        rendered[rank.rule] = entry
+    return rendered

@@ -1,0 +1,119 @@
+"""Ranking does not depend on the number of shards (search.md §7.4 ties, §7.5 scores).
+
+The same movies and the same queries on a 1-shard and a 3-shard cluster must give identical ordered hits,
+identical ``_rankingScore`` and ``_rankingScoreDetails``, and identical hit counts.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from tests.integration.search_support import ids, make_index, search
+from tests.support.cluster import REPO_ROOT, RunningCluster
+
+MOVIES = json.loads((REPO_ROOT.parent / "shared" / "datasets" / "movies-1688" / "movies.json").read_bytes())
+
+QUERIES = [
+    # words
+    "love",
+    "war",
+    "the",
+    "family",
+    "star wars",
+    "the dark knight",
+    "harry potter",
+    "new york",
+    "world war",
+    "christmas family comedy",
+    "love story in paris",
+    "space adventure alien planet",
+    "a man who",
+    # prefixes
+    "harr",
+    "spid",
+    "bat",
+    "av",
+    "toy sto",
+    # typos
+    "avangers",
+    "godfathr",
+    "jurrasic park",
+    "termnator",
+    "spiderman",
+    "lord of the rnigs",
+    # phrases, negation
+    '"the lord of the rings"',
+    '"new york"',
+    "batman -joker",
+    "-love",
+    # numbers
+    "2019",
+]
+PAGES = [{"limit": 20}, {"offset": 20, "limit": 10}, {"page": 3, "hitsPerPage": 7}]
+
+
+@pytest.fixture(scope="module")
+def clusters() -> Iterator[tuple[RunningCluster, RunningCluster]]:
+    with RunningCluster(shards=1) as one, RunningCluster(shards=3) as three:
+        for running in (one, three):
+            # A generous cutoff (§6.10): a search interrupted by its time budget ranks by how far it got.
+            make_index(running, "movies", MOVIES, {"searchCutoffMs": 60000})
+        yield one, three
+
+
+def ranked(cluster: RunningCluster, **params: Any) -> dict[str, Any]:
+    body = search(cluster, "movies", showRankingScore=True, showRankingScoreDetails=True, **params)
+    body.pop("processingTimeMs")
+    body.pop("requestUid")
+    return body
+
+
+def differences(expected: dict[str, Any], got: dict[str, Any]) -> list[str]:
+    """Why the 3-shard answer ``got`` differs from the 1-shard ``expected`` (empty when identical)."""
+    found: list[str] = []
+    for name, body in (("1 shard", expected), ("3 shards", got)):
+        # §1.6: `skipped` only when the (here generous) search cutoff interrupted ranking.
+        if any("skipped" in hit["_rankingScoreDetails"] for hit in body["hits"]):
+            found.append(f"ranking skipped on {name}")
+        scores = [hit["_rankingScore"] for hit in body["hits"]]
+        if scores != sorted(scores, reverse=True):
+            found.append(f"scores not monotone on {name}")
+    if ids(got) != ids(expected):
+        found.append(f"ids {ids(expected)} != {ids(got)}")
+    elif got != expected:
+        found.append("same ids, different scores, details or counts")
+    return found
+
+
+@pytest.mark.parametrize("strategy", ["last", "all"])
+def test_same_ranking_on_one_and_three_shards(
+    clusters: tuple[RunningCluster, RunningCluster], strategy: str
+) -> None:
+    one, three = clusters
+    nonempty, failures = 0, []
+    for q in QUERIES:
+        for page in PAGES:
+            params = {"q": q, "matchingStrategy": strategy, "attributesToRetrieve": ["id"], **page}
+            expected, got = ranked(one, **params), ranked(three, **params)
+            failures += [f"{params}: {why}" for why in differences(expected, got)]
+            nonempty += bool(got["hits"])
+    assert not failures, "\n".join(failures)
+    assert nonempty > len(QUERIES), "the queries find movies"
+
+
+def test_placeholder_and_ties_keep_insertion_order(clusters: tuple[RunningCluster, RunningCluster]) -> None:
+    one, three = clusters
+    insertion = [movie["id"] for movie in MOVIES]
+    for running in (one, three):
+        assert ids(search(running, "movies", limit=50)) == insertion[:50]
+        # §1.5: the window stops at maxTotalHits (1000).
+        assert ids(search(running, "movies", offset=900, limit=200)) == insertion[900:1000]
+    # Identical documents differ only by insertion order (§7.4 ties), whatever shard holds them.
+    twins = [{"id": key, "t": "identical twin text"} for key in ("m", "b", "y", "a", "q", "c", "x", "d", "k")]
+    for running in (one, three):
+        make_index(running, "twins", twins)
+        assert ids(search(running, "twins", q="twin")) == [twin["id"] for twin in twins]
