@@ -176,12 +176,12 @@ class _Walk:
             masks[char] = masks.get(char, 0) | 1 << (position + max_typos + 1)
         window = (1 << (universal.width + 2)) - 1
         self.contexts = contexts = _contexts(max_typos, len(word))
-        # Per depth, each query character near the diagonal to its move key; any other character's
-        # move key is the depth's context. Past the query's end every character moves alike.
+        # Per depth, each query character near the diagonal (in order) to its move key; any other
+        # character's move key is the depth's context. Past the query's end every character moves alike.
         self.keys: list[dict[str, int]] = [
             {
                 char: (masks[char] >> depth & window) | contexts[depth]
-                for char in word[max(depth - max_typos - 1, 0) : depth + max_typos + 2]
+                for char in sorted(set(word[max(depth - max_typos - 1, 0) : depth + max_typos + 2]))
             }
             for depth in range(len(word) + max_typos + 2)
         ]
@@ -248,7 +248,7 @@ class _Walk:
         if other is None:
             other = universal.step(state, context)
         chars, states = [], []
-        for char, key in sorted(self.keys[depth].items()):
+        for char, key in self.keys[depth].items():
             following = moves.get(key)
             if following is None:
                 following = universal.step(state, key)

@@ -16,9 +16,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from shard.index import BatchAborted, ShardStore, catalog
+from shard.index import BatchAborted, catalog
 from shard.index.env import decode_u32, index_prefix
 from shard.index.sequence import read_sequences
+from shard.store import ShardStore
 
 INDEXES = ("x", "y")
 # Mostly one index, so that writes, deletes and re-allocations of ids meet within a batch.
