@@ -9,6 +9,8 @@ from __future__ import annotations
 import copy
 from typing import Any, Final, NamedTuple
 
+from common.settings.pagination import DEFAULT_MAX_TOTAL_HITS
+
 UserSettings = dict[str, Any]
 """The settings a user set on an index: a subset of ``SETTINGS_KEYS``; nested objects hold only the
 sub-fields that were set, embedders only their set fields."""
@@ -47,7 +49,7 @@ _DEFAULTS: Final[dict[str, Any]] = {
         "disableOnNumbers": False,
     },
     "faceting": {"maxValuesPerFacet": 100, "sortFacetValuesBy": {"*": "alpha"}},
-    "pagination": {"maxTotalHits": 1000},
+    "pagination": {"maxTotalHits": DEFAULT_MAX_TOTAL_HITS},
     "embedders": {},
     "searchCutoffMs": None,
     "localizedAttributes": None,

@@ -8,8 +8,9 @@ import time
 import uuid
 from typing import Any
 
+from common.settings.pagination import capped_window
 from gateway.search.params import DEFAULT_LIMIT
-from gateway.search.runner import IndexSearch, capped_window, render_hit
+from gateway.search.runner import IndexSearch, render_hit
 
 
 def search_response(

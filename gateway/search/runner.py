@@ -16,6 +16,7 @@ from sanic import Sanic
 
 from common.errors import ApiError
 from common.rpc import shard_pb2
+from common.settings.pagination import DEFAULT_MAX_TOTAL_HITS
 
 # Parameters the gateway handles itself; everything else travels to the shards.
 _GATEWAY_ONLY = frozenset(
@@ -46,12 +47,6 @@ class IndexSearch:
     max_total_hits: int
 
 
-def capped_window(offset: int, limit: int, cap: int) -> tuple[int, int]:
-    """search.md §1.5: nothing past hit number ``maxTotalHits`` is reachable."""
-    offset = min(offset, cap)
-    return offset, min(limit, cap - offset)
-
-
 async def search_index(app: Sanic, uid: str, params: dict[str, Any], wanted: int) -> IndexSearch:
     """The index's best ``wanted`` hits (before ``maxTotalHits`` capping, which shards apply)."""
     cluster = app.ctx.cluster
@@ -69,7 +64,7 @@ async def search_index(app: Sanic, uid: str, params: dict[str, Any], wanted: int
             error = orjson.loads(reply.error_json)
             raise ApiError(error["code"], error["message"])
     found = [reply for reply in replies if reply.index_found]
-    cap = max((reply.max_total_hits for reply in found), default=0) or 1000
+    cap = max((reply.max_total_hits for reply in found), default=0) or DEFAULT_MAX_TOTAL_HITS
     pages = [[_ranked(entry) for entry in orjson.loads(reply.hits_json)] for reply in found]
     merged = list(heapq.merge(*pages, key=RankedHit.order))[:wanted]
     return IndexSearch(merged, sum(reply.candidates for reply in found), cap)

@@ -21,6 +21,11 @@ def pattern_matches(pattern: str, field: str) -> bool:
     return field == pattern or field.startswith(pattern + ".")
 
 
+def paths_related(first: str, second: str) -> bool:
+    """Whether one dotted path is the other or nested in it."""
+    return first == second or second.startswith(first + ".") or first.startswith(second + ".")
+
+
 class LocalizedAttributes:
     """First matching rule wins; answers are memoised because the same fields come back in every document."""
 

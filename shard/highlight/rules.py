@@ -6,6 +6,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
+from shard.analysis.attributes import paths_related
+
 ALL = "*"
 
 
@@ -64,7 +66,7 @@ class FormatRules:
         shown = displayed is None or ALL in displayed
 
         def valid(name: str) -> bool:
-            return shown or name == ALL or any(_related(name, field) for field in displayed or ())
+            return shown or name == ALL or any(paths_related(name, field) for field in displayed or ())
 
         highlight = [name for name in options.attributes_to_highlight or () if valid(name)]
         self._highlight_all = ALL in highlight
@@ -95,16 +97,11 @@ class FormatRules:
         """
         rule = self._rules.get(path)
         if rule is None:
-            highlight = self._highlight_all or any(_related(name, path) for name in self._highlight)
-            crops = [(len(name), length) for name, length in self._crops.items() if _related(name, path)]
+            highlight = self._highlight_all or any(paths_related(name, path) for name in self._highlight)
+            crops = [(len(name), length) for name, length in self._crops.items() if paths_related(name, path)]
             crop = max(crops)[1] if crops else self._crop_all or 0
             rule = self._rules[path] = LeafRule(highlight, crop)
         return rule
-
-
-def _related(name: str, path: str) -> bool:
-    """Whether one dotted path is the other or nested in it."""
-    return name == path or path.startswith(name + ".") or name.startswith(path + ".")
 
 
 def _crop_entry(entry: str, default: int) -> tuple[str, int]:

@@ -26,7 +26,6 @@ ARRAY_GAP = 8
 MAX_POSITION = 0xFFFF
 # Enough text to tell a document's language; detecting on more only costs time.
 _LANGUAGE_SAMPLE_CHARS = 300
-_FALLBACK_LANGUAGE = "eng"
 
 
 @lru_cache(maxsize=32)
@@ -100,9 +99,7 @@ class Indexer:
         if detected is not None:
             state.languages[detected] = state.languages.get(detected, 0) + 1
             return detected
-        if state.languages:
-            return max(state.languages.items(), key=lambda entry: (entry[1], entry[0]))[0]
-        return _FALLBACK_LANGUAGE
+        return state.main_language()
 
     def _language(self, path: str, detected: str | None) -> str | None:
         locales = self._locales(path)

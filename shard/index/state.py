@@ -15,6 +15,7 @@ from pyroaring import BitMap
 from shard.index.env import StoreEnv, Txn, index_prefix
 
 _LIVE = b"live"
+FALLBACK_LANGUAGE = "eng"
 _STATS = b"stats"
 
 
@@ -45,6 +46,13 @@ class IndexState:
         doc_id = self.live.max() + 1 if self.live else 0
         self.live.add(doc_id)
         return doc_id
+
+    def main_language(self) -> str:
+        """The language most documents were detected in (English before any was): the guess for
+        text too short to detect, in documents and queries alike."""
+        if not self.languages:
+            return FALLBACK_LANGUAGE
+        return max(self.languages.items(), key=lambda entry: (entry[1], entry[0]))[0]
 
     def field_id(self, name: str) -> int:
         """The id of an indexed field path, registering it on first sight."""

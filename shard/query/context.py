@@ -5,10 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from pyroaring import BitMap
-
 from common.errors import ApiError
 from shard.analysis import AnalysisConfig, Analyzer
+from shard.analysis.attributes import paths_related, pattern_matches
 from shard.index.blocks import BLOCK_SIZE, block_key, unpack_block
 from shard.index.codec import DocumentCodec
 from shard.index.env import StoreEnv, Txn
@@ -52,11 +51,12 @@ class SearchContext:
         self.exact_fields = self.fields_under(disabled)
 
     def fields_under(self, names: Any) -> set[int]:
-        """Ids of the indexed fields equal to, or nested under, one of ``names``."""
+        """Ids of the indexed fields one of ``names`` covers: equal, nested under it, or matching it as
+        a pattern (``ti*``)."""
         return {
             field_id
             for field_id, path in enumerate(self.state.field_names)
-            if any(path == name or path.startswith(name + ".") for name in names)
+            if any(pattern_matches(name, path) for name in names)
         }
 
     def restrict_to(self, attributes: list[str] | None) -> None:
@@ -67,19 +67,14 @@ class SearchContext:
             for name in attributes:
                 if "*" in name:
                     continue
-                if not any(_covers(entry, name) for entry in self.searchable):
+                if not any(paths_related(entry, name) for entry in self.searchable):
                     raise ApiError(
                         "invalid_search_attributes_to_search_on",
                         f"Index `{self.index_uid}`: Attribute `{name}` is not searchable. "
                         f"Available searchable attributes are: `{', '.join(self.searchable)}`.",
                     )
-        names = [name for name in attributes if "*" not in name]
-        patterns = [name for name in attributes if "*" in name]
-        if patterns:
-            # Patterns select among the searchable names (every field under ``*``).
-            pool = self.searchable if self.searchable is not None else self.state.field_names
-            names += [entry for entry in pool if any(matches_pattern(pattern, entry) for pattern in patterns)]
-        self.allowed_fields = self.fields_under(names)
+        # Indexed fields are searchable ones, so patterns can select among them directly.
+        self.allowed_fields = self.fields_under(attributes)
 
     def weight(self, field_id: int) -> int:
         """The field's rank in ``searchableAttributes`` (0 = most important; all 0 under ``*``)."""
@@ -89,7 +84,7 @@ class SearchContext:
             if self.searchable is not None and field_id < len(self.state.field_names):
                 path = self.state.field_names[field_id]
                 for rank, name in enumerate(self.searchable):
-                    if path == name or path.startswith(name + "."):
+                    if pattern_matches(name, path):
                         weight = rank
                         break
             self._weights[field_id] = weight
@@ -122,22 +117,3 @@ class SearchContext:
         if self.cache is not None and record:
             self.cache.put(self.generation, self.index_id, doc_id, record)
         return record
-
-    def live(self) -> BitMap:
-        return self.state.live
-
-
-def matches_pattern(pattern: str, name: str) -> bool:
-    """``*`` alone, a leading and/or a trailing ``*`` (``genre*``, ``*_id``, ``*mid*``)."""
-    core = pattern.strip("*")
-    if pattern.startswith("*") and pattern.endswith("*"):
-        return core in name
-    if pattern.startswith("*"):
-        return name.endswith(core)
-    if pattern.endswith("*"):
-        return name.startswith(core)
-    return name == pattern
-
-
-def _covers(entry: str, name: str) -> bool:
-    return name == entry or name.startswith(entry + ".") or entry.startswith(name + ".")

@@ -18,12 +18,11 @@ import orjson
 from shard.analysis import MAX_WORD_BYTES, Analyzer, TokenKind
 from shard.query.context import SearchContext
 from shard.query.parse import ParsedQuery, QueryTerm
-from shard.query.vocabulary import best_split, prefix_words, typo_words
+from shard.query.vocabulary import PREFIX_LIMIT, best_split, prefix_words, typo_words
 
 MAX_NGRAM = 3
 MIN_SPLIT_LENGTH = 4
 """Shorter words split only into letters and particles that are everywhere, never a real match."""
-EXPANSION_LIMIT = 1000
 STEM_COST = 1
 """A word sharing only the stem ranks with one-typo words, below the query's own word."""
 _NUMBER_CHARS = frozenset("0123456789.,-+_/:")
@@ -49,23 +48,19 @@ class Derivations:
     prefix: str | None = None
     """Any word starting with this matches (cost ``prefix_cost``), besides the listed words."""
     prefix_cost: int = 0
+    prefix_words: tuple[str, ...] = ()
+    """The vocabulary words the prefix stands for, in key order, at most ``PREFIX_LIMIT``."""
+    prefix_complete: bool = True
+    """False when the prefix stands for more words than listed: per-document matching then tests
+    each document word, and the docsets of a short prefix come from the prefixes table."""
     stem: str | None = None
-    stem_language: str | None = None
-    expansions: frozenset[str] | None = None
-    """Every vocabulary word the prefix and the stem stand for, when few enough to list (per-document
-    matching then intersects sets instead of testing each document word)."""
+    stem_words: frozenset[str] = frozenset()
+    """Vocabulary words sharing the stem (besides those already listed as ``words``)."""
     phrases: list[tuple[tuple[str | None, ...], WordMatch]] = field(default_factory=list)
     """Consecutive words (None = any word): quoted phrases, multi-word synonyms, split words."""
     most_cost: int = 0
     """The highest typo cost the settings allow this derivation, whatever this shard's vocabulary
     holds: the typo rule's maximum must be the same on every shard for their scores to compare."""
-
-    @property
-    def span(self) -> int:
-        return self.last - self.first + 1
-
-    def max_cost(self) -> int:
-        return self.most_cost
 
 
 @dataclass(frozen=True)
@@ -103,8 +98,9 @@ def is_number(word: str) -> bool:
     return bool(word) and set(word) <= _NUMBER_CHARS and any(char.isdigit() for char in word)
 
 
-def derive(ctx: SearchContext, query: ParsedQuery, language: str | None) -> list[Derivations]:
-    """Derivations of every term, then of every n-gram of consecutive plain terms."""
+def derive(ctx: SearchContext, query: ParsedQuery, language: str) -> list[Derivations]:
+    """Derivations of every term, then of every n-gram of consecutive plain terms; ``language`` is the
+    query's stemming language (ISO 639-3)."""
     policy = TypoPolicy.from_settings(ctx.settings, ctx.analyzer)
     synonyms = normalized_synonyms(ctx.analyzer, orjson.dumps(ctx.settings.get("synonyms") or {}))
     prefix_enabled = ctx.settings.get("prefixSearch", "indexingTime") != "disabled"
@@ -124,7 +120,7 @@ def _derive_term(
     term: QueryTerm,
     policy: TypoPolicy,
     synonyms: dict[tuple[str, ...], list[tuple[str | None, ...]]],
-    language: str | None,
+    language: str,
     prefix_enabled: bool,
 ) -> Derivations:
     result = Derivations(term.index, term.index)
@@ -137,10 +133,10 @@ def _derive_term(
         return result  # never indexed, so it matches nothing (search.md §7.1)
     prefix = term.prefix and prefix_enabled
     if prefix:
-        result.prefix = word
+        _set_prefix(ctx, result, word, 0)
     allowance = policy.allowance(word)
     splittable = policy.enabled and len(word) >= MIN_SPLIT_LENGTH
-    result.most_cost = max(allowance, STEM_COST if language is not None else 0, 1 if splittable else 0)
+    result.most_cost = max(allowance, STEM_COST, 1 if splittable else 0)
     if allowance:
         for variant, typos in _typo_variants(ctx, word, allowance, prefix, policy):
             result.words.setdefault(variant, WordMatch(typos, typos, False))
@@ -150,35 +146,30 @@ def _derive_term(
             result.phrases.append((split, WordMatch(1, 1, False)))
     for value in synonyms.get((word,), ()):
         _add_synonym(result, value, 0)
-    if language is not None:
-        stem = ctx.analyzer.stem(word, language)
-        result.stem, result.stem_language = stem, language
-    result.expansions = _expansions(ctx, result)
+    _set_stem(ctx, result, word, language)
     return result
 
 
-def _expansions(ctx: SearchContext, derivation: Derivations) -> frozenset[str] | None:
-    """The words the prefix and stem match, or None when the prefix stands for too many to list.
+def _set_prefix(ctx: SearchContext, derivation: Derivations, prefix: str, cost: int) -> None:
+    """The expansion is looked up once, for docsets, per-document matching and highlighting alike."""
+    listed = prefix_words(ctx.txn, ctx.env.words, ctx.index_id, prefix, PREFIX_LIMIT + 1)
+    derivation.prefix, derivation.prefix_cost = prefix, cost
+    derivation.prefix_words = tuple(listed[:PREFIX_LIMIT])
+    derivation.prefix_complete = len(listed) <= PREFIX_LIMIT
 
-    Snowball stems keep the word's beginning up to their last letter (``happi`` for ``happy``), so the
-    words sharing a stem are found among those starting with the stem minus one letter.
-    """
-    found: set[str] = set()
-    if derivation.prefix is not None:
-        words = prefix_words(ctx.txn, ctx.env.words, ctx.index_id, derivation.prefix, EXPANSION_LIMIT + 1)
-        if len(words) > EXPANSION_LIMIT:
-            return None
-        found.update(words)
-    if derivation.stem is not None and derivation.stem_language is not None:
-        stem, language = derivation.stem, derivation.stem_language
-        start = stem[: max(len(stem) - 1, 2)]
-        stemmer = ctx.analyzer.stem
-        found.update(
-            word
-            for word in prefix_words(ctx.txn, ctx.env.words, ctx.index_id, start, EXPANSION_LIMIT)
-            if stemmer(word, language) == stem
-        )
-    return frozenset(found)
+
+def _set_stem(ctx: SearchContext, derivation: Derivations, word: str, language: str) -> None:
+    """Snowball stems keep the word's beginning up to their last letter (``happi`` for ``happy``), so
+    the words sharing a stem are found among those starting with the stem minus one letter."""
+    stemmer = ctx.analyzer.stem
+    stem = stemmer(word, language)
+    start = stem[: max(len(stem) - 1, 2)]
+    derivation.stem = stem
+    derivation.stem_words = frozenset(
+        candidate
+        for candidate in prefix_words(ctx.txn, ctx.env.words, ctx.index_id, start, PREFIX_LIMIT)
+        if candidate not in derivation.words and stemmer(candidate, language) == stem
+    )
 
 
 def _derive_ngram(
@@ -194,7 +185,7 @@ def _derive_ngram(
     result.words[joined] = WordMatch(size, 0, False)
     prefix = window[-1].prefix and prefix_enabled
     if prefix:
-        result.prefix, result.prefix_cost = joined, size
+        _set_prefix(ctx, result, joined, size)
     allowance = 0 if size >= MAX_NGRAM else max(0, policy.allowance(joined) - (size - 1))
     result.most_cost = size + allowance
     if allowance:
@@ -228,13 +219,11 @@ def _add_synonym(result: Derivations, value: tuple[str | None, ...], cost: int) 
         result.phrases.append((value, match))
 
 
-def expand_prefix(ctx: SearchContext, prefix: str) -> list[str]:
-    """The vocabulary words a prefix stands for (capped), for per-document matching."""
-    return prefix_words(ctx.txn, ctx.env.words, ctx.index_id, prefix)
-
-
 @lru_cache(maxsize=64)
-def _synonyms_cache(analyzer: Analyzer, raw: bytes) -> dict[tuple[str, ...], list[tuple[str | None, ...]]]:
+def normalized_synonyms(
+    analyzer: Analyzer, raw: bytes
+) -> dict[tuple[str, ...], list[tuple[str | None, ...]]]:
+    """The synonyms map with keys and values normalised like queries; cached per settings value."""
     table: dict[tuple[str, ...], list[tuple[str | None, ...]]] = {}
     for key, values in orjson.loads(raw).items():
         key_words = tuple(
@@ -254,10 +243,3 @@ def _synonyms_cache(analyzer: Analyzer, raw: bytes) -> dict[tuple[str, ...], lis
             if any(word is not None for word in words) and words not in entries:
                 entries.append(words)
     return table
-
-
-def normalized_synonyms(
-    analyzer: Analyzer, raw: bytes
-) -> dict[tuple[str, ...], list[tuple[str | None, ...]]]:
-    """The synonyms map with keys and values normalised like queries; cached per settings value."""
-    return _synonyms_cache(analyzer, raw)

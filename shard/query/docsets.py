@@ -12,7 +12,7 @@ from pyroaring import BitMap
 
 from shard.index.postings import SHORT_PREFIX_LENGTHS, term_docs
 from shard.query.context import SearchContext
-from shard.query.derivations import STEM_COST, Derivations, expand_prefix
+from shard.query.derivations import STEM_COST, Derivations
 from shard.query.occurrences import phrase_positions
 
 PHRASE_CHECK_LIMIT = 500
@@ -28,10 +28,6 @@ class DocSets:
     def all(self) -> BitMap:
         return BitMap.union(*self.by_cost.values()) if self.by_cost else BitMap()
 
-    def up_to(self, cost: int) -> BitMap:
-        sets = [docs for level, docs in self.by_cost.items() if level <= cost]
-        return BitMap.union(*sets) if sets else BitMap()
-
 
 def resolve(ctx: SearchContext, derivations: Derivations) -> DocSets:
     sets = DocSets(derivations)
@@ -45,7 +41,7 @@ def resolve(ctx: SearchContext, derivations: Derivations) -> DocSets:
     for word, match in derivations.words.items():
         add(match.cost, _word_docs(ctx, word, typo_fields if match.typos else ctx.allowed_fields))
     if derivations.prefix is not None:
-        add(derivations.prefix_cost, prefix_docs(ctx, derivations.prefix))
+        add(derivations.prefix_cost, _prefix_docs(ctx, derivations))
     if derivations.stem is not None:
         stem_docs = _word_docs(ctx, derivations.stem, ctx.allowed_fields)
         stem_docs |= term_docs(ctx.txn, ctx.env.stems, ctx.index_id, derivations.stem, ctx.allowed_fields)
@@ -80,12 +76,12 @@ def _word_docs(ctx: SearchContext, word: str, fields: set[int] | None) -> BitMap
     return term_docs(ctx.txn, ctx.env.words, ctx.index_id, word, fields)
 
 
-def prefix_docs(ctx: SearchContext, prefix: str) -> BitMap:
+def _prefix_docs(ctx: SearchContext, derivations: Derivations) -> BitMap:
     """Short prefixes come precomputed; longer ones are the union of the words they expand to."""
+    prefix = derivations.prefix or ""
     if len(prefix) in SHORT_PREFIX_LENGTHS:
         return term_docs(ctx.txn, ctx.env.prefixes, ctx.index_id, prefix, ctx.allowed_fields)
-    words = expand_prefix(ctx, prefix)
-    sets = [_word_docs(ctx, word, ctx.allowed_fields) for word in words]
+    sets = [_word_docs(ctx, word, ctx.allowed_fields) for word in derivations.prefix_words]
     return BitMap.union(*sets) if sets else BitMap()
 
 

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from shard.analysis import Analyzer
 from shard.query.derivations import Derivations
 
 Phrase = tuple[int, tuple[str | None, ...]]
@@ -17,24 +16,23 @@ Phrase = tuple[int, tuple[str | None, ...]]
 class DerivationMatcher:
     """Implements ``shard.highlight.QueryMatcher``."""
 
-    def __init__(
-        self, derivations: list[Derivations], analyzer: Analyzer, query_words: Sequence[str]
-    ) -> None:
-        self._analyzer = analyzer
+    def __init__(self, derivations: list[Derivations], query_words: Sequence[str]) -> None:
         self._words: dict[str, tuple[int, int | None]] = {}
+        """word -> (term, characters to highlight; None = the whole word)."""
         self._prefixes: list[tuple[str, int]] = []
-        self._stems: list[tuple[str, str, int]] = []
         phrases: list[Phrase] = []
         for derivation in derivations:
             term = derivation.first
+            typed = None if derivation.prefix is None else len(derivation.prefix)
             for word, match in derivation.words.items():
                 # A typo variant of the word being typed highlights as far as the user typed.
-                typed = len(derivation.prefix) if derivation.prefix is not None and match.typos else None
+                self._words.setdefault(word, (term, typed if match.typos else None))
+            for word in derivation.prefix_words:
                 self._words.setdefault(word, (term, typed))
-            if derivation.prefix is not None:
+            for word in derivation.stem_words:
+                self._words.setdefault(word, (term, None))
+            if derivation.prefix is not None and not derivation.prefix_complete:
                 self._prefixes.append((derivation.prefix, term))
-            if derivation.stem is not None and derivation.stem_language is not None:
-                self._stems.append((derivation.stem, derivation.stem_language, term))
             phrases.extend((term, words) for words, _ in derivation.phrases if len(words) > 1)
         for word in query_words:
             self._words.setdefault(word, (0, None))
@@ -48,9 +46,6 @@ class DerivationMatcher:
         for prefix, term in self._prefixes:
             if word.startswith(prefix):
                 return term, len(prefix)
-        for stem, language, term in self._stems:
-            if self._analyzer.stem(word, language) == stem:
-                return term, len(word)
         return None
 
     @property

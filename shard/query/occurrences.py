@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from shard.analysis import Analyzer
 from shard.index.records import FieldTokens
 from shard.query.derivations import STEM_COST, Derivations, WordMatch
 
@@ -54,36 +53,27 @@ class DocMatcher:
     """Finds every derivation's occurrences in a record; built once per query."""
 
     def __init__(
-        self,
-        derivations: list[Derivations],
-        analyzer: Analyzer,
-        allowed_fields: set[int] | None,
-        exact_fields: set[int],
+        self, derivations: list[Derivations], allowed_fields: set[int] | None, exact_fields: set[int]
     ) -> None:
-        self.analyzer = analyzer
         self.allowed_fields = allowed_fields
         self.exact_fields = exact_fields
         self.words: dict[str, list[tuple[int, WordMatch]]] = {}
         self.prefixes: list[tuple[str, int, WordMatch]] = []
-        """Prefixes standing for too many words to list: tested against each document word."""
-        self.stems: list[tuple[str, int]] = []
+        """Prefixes standing for more words than listed: tested against each document word."""
         self.phrases: list[tuple[int, tuple[str | None, ...], WordMatch]] = []
         for number, derivation in enumerate(derivations):
-            for word, match in derivation.words.items():
-                self.words.setdefault(word, []).append((number, match))
+            listed: dict[str, WordMatch] = dict.fromkeys(
+                derivation.stem_words, WordMatch(STEM_COST, 0, False)
+            )
             prefix_match = WordMatch(derivation.prefix_cost, 0, False)
-            stem_match = WordMatch(STEM_COST, 0, False)
-            if derivation.expansions is not None:
-                for word in derivation.expansions:
-                    if word in derivation.words:
-                        continue
-                    prefixed = derivation.prefix is not None and word.startswith(derivation.prefix)
-                    self.words.setdefault(word, []).append((number, prefix_match if prefixed else stem_match))
-            else:
-                if derivation.prefix is not None:
+            if derivation.prefix is not None:
+                if derivation.prefix_complete:
+                    listed.update(dict.fromkeys(derivation.prefix_words, prefix_match))
+                else:
                     self.prefixes.append((derivation.prefix, number, prefix_match))
-                if derivation.stem is not None:
-                    self.stems.append((derivation.stem, number))
+            listed.update(derivation.words)
+            for word, match in listed.items():
+                self.words.setdefault(word, []).append((number, match))
             for words, match in derivation.phrases:
                 self.phrases.append((number, words, match))
         self._keys = self.words.keys()
@@ -100,8 +90,8 @@ class DocMatcher:
             matched: dict[str, list[tuple[int, WordMatch]]] = {
                 word: self.words[word] for word in distinct & self._keys
             }
-            if self.prefixes or self.stems:
-                self._match_slowly(entry, distinct, matched)
+            if self.prefixes:
+                self._match_prefixes(distinct, matched)
             for word, matches in matched.items():
                 positions = _positions_of(entry, word)
                 for number, match in matches:
@@ -122,21 +112,10 @@ class DocMatcher:
                 )
         return found
 
-    def _match_slowly(
-        self, entry: FieldTokens, distinct: set[str], matched: dict[str, list[tuple[int, WordMatch]]]
-    ) -> None:
-        """Prefixes of one or two letters: every document word is tested (stems with the field's
-        language, as the stems table was built)."""
-        stem = self.analyzer.stem
-        language = entry.language
+    def _match_prefixes(self, distinct: set[str], matched: dict[str, list[tuple[int, WordMatch]]]) -> None:
+        """Prefixes too broad to list (one or two letters on a large index): every word is tested."""
         for word in distinct:
             extra = [(number, match) for prefix, number, match in self.prefixes if word.startswith(prefix)]
-            if language is not None:
-                extra += [
-                    (number, WordMatch(STEM_COST, 0, False))
-                    for target, number in self.stems
-                    if word[:2] == target[:2] and stem(word, language) == target
-                ]
             if extra:
                 known = {number for number, _ in matched.get(word, ())}
                 matched[word] = [*matched.get(word, ()), *(entry for entry in extra if entry[0] not in known)]

@@ -13,6 +13,7 @@ from pyroaring import BitMap
 
 from common.documents.projection import select_attributes
 from common.errors import ApiError
+from common.settings.pagination import capped_window, max_total_hits
 from shard.analysis import iso639_3
 from shard.highlight import NO_MATCH, FormatOptions, HitFormatter, QueryMatcher
 from shard.index.codec import DocumentCodec
@@ -31,9 +32,6 @@ from shard.query.ranking.coverage import Coverage
 from shard.query.ranking.score import details, score, sort_key
 from shard.query.record_cache import RecordCache
 
-DEFAULT_MAX_TOTAL_HITS = 1000
-_FALLBACK_LANGUAGE = "eng"
-
 Entry = list[Any]
 """``[sequence, sort key, score, score details, hit]``: what the gateway merges and renders."""
 
@@ -45,16 +43,6 @@ class SearchResult:
     max_total_hits: int
     term_counts: list[int] | None = None
     """With ``countTerms``: each query term's matching documents, for the frequency strategy."""
-
-
-def max_total_hits(settings: Settings) -> int:
-    return int((settings.get("pagination") or {}).get("maxTotalHits", DEFAULT_MAX_TOTAL_HITS))
-
-
-def wanted_hits(offset: int, limit: int, cap: int) -> int:
-    """Hits past ``maxTotalHits`` are never reachable (search.md §1.5)."""
-    offset = min(offset, cap)
-    return offset + min(limit, cap - offset)
 
 
 def search(
@@ -76,7 +64,7 @@ def search(
     locales = tuple(params.get("locales") or ())
     query = parse_query(ctx.analyzer, params.get("q"), locales)
     cap = max_total_hits(settings)
-    wanted = wanted_hits(params.get("offset", 0), params.get("limit", 20), cap)
+    wanted = sum(capped_window(params.get("offset", 0), params.get("limit", 20), cap))
     derivations = derive(ctx, query, _query_language(ctx, params.get("q"), locales))
     if params.get("countTerms"):
         coverage = Coverage(ctx, derivations)
@@ -84,7 +72,7 @@ def search(
         return SearchResult([], 0, cap, counts)
     excluded = _excluded(ctx, query)
     if query.placeholder:
-        docs = ctx.live() - excluded
+        docs = ctx.state.live - excluded
         ranked = [RankedDoc(doc_id, ()) for doc_id in _first(docs, wanted)]
         candidates = len(docs)
     else:
@@ -132,17 +120,14 @@ def _excluded(ctx: SearchContext, query: ParsedQuery) -> BitMap:
     return excluded
 
 
-def _query_language(ctx: SearchContext, q: str | None, locales: tuple[str, ...]) -> str | None:
+def _query_language(ctx: SearchContext, q: str | None, locales: tuple[str, ...]) -> str:
     """The stemming language of the query: its locales, else detection, else the index's main one."""
     if locales:
         return iso639_3(locales[0])
     detected = ctx.analyzer.detect_language(q) if q and len(q) >= 20 else None
     if detected is not None:
         return detected
-    languages = ctx.state.languages
-    if languages:
-        return max(languages.items(), key=lambda entry: (entry[1], entry[0]))[0]
-    return _FALLBACK_LANGUAGE
+    return ctx.state.main_language()
 
 
 def _entries(
@@ -193,6 +178,6 @@ def _formatter(
         return None
     options = FormatOptions.from_search(params, displayed)
     matcher: QueryMatcher = (
-        NO_MATCH if query.placeholder else DerivationMatcher(derivations, ctx.analyzer, query.stop_words)
+        NO_MATCH if query.placeholder else DerivationMatcher(derivations, query.stop_words)
     )
     return HitFormatter(options, matcher, ctx.analyzer)

@@ -21,7 +21,7 @@ from shard.query.parse import ParsedQuery
 from shard.query.ranking.coverage import Coverage, Kept
 from shard.query.ranking.positional import DocumentCosts
 from shard.query.ranking.rules import Rule, configured_rules
-from shard.query.ranking.score import SKIPPED, Rank, score, upper_bound
+from shard.query.ranking.score import SKIPPED, Rank, score
 
 PER_DOCUMENT_BUDGET = 1_000
 """Documents a query may score from their records when ``searchCutoffMs`` is not set: larger buckets
@@ -59,7 +59,7 @@ class Ranker:
         self.ctx = ctx
         self.query = query
         self.coverage = Coverage(ctx, derivations)
-        matcher = DocMatcher(derivations, ctx.analyzer, ctx.allowed_fields, ctx.exact_fields)
+        matcher = DocMatcher(derivations, ctx.allowed_fields, ctx.exact_fields)
         self.costs = DocumentCosts(ctx, query, derivations, matcher)
         self.rules: list[Rule] = configured_rules(ctx.settings.get("rankingRules"), strategy)
         self.strategy = strategy
@@ -100,15 +100,13 @@ class Ranker:
     def universe(self) -> BitMap:
         """Documents matching at least the most relaxed query (an n-gram may match a larger kept set
         in documents the relaxed one misses, so every set counts)."""
-        if not self.query.terms:
-            return self.ctx.live().copy()
         return BitMap.union(*(self.coverage.matching(kept) for kept in self.kept_sets))
 
     def rank(self, docs: BitMap, wanted: int) -> RankingOutcome:
         found: list[RankedDoc] = []
         candidates = len(docs)
         if wanted > 0 and docs:
-            self._visit(0, docs, self.kept_sets[0] if self.query.terms else (), (), found, wanted)
+            self._visit(0, docs, self.kept_sets[0], (), found, wanted)
         return RankingOutcome(found, candidates - self.dropped)
 
     def group(self, docs: BitMap, key: Callable[[int], CostKey]) -> dict[CostKey, list[int]] | None:
@@ -132,7 +130,8 @@ class Ranker:
         wanted: int,
     ) -> None:
         threshold = self.threshold
-        if threshold is not None and ranks and upper_bound(ranks) < threshold:
+        # The score of the ranks so far is the best any document below them can still reach.
+        if threshold is not None and ranks and score(ranks) < threshold:
             self.dropped += len(docs)
             return
         last = depth == len(self.rules) or (ranks and ranks[-1] is SKIPPED)

@@ -67,7 +67,7 @@ class Coverage:
             best.append(
                 max(
                     (
-                        best[position + 1 - size] + self.derivations[number].max_cost()
+                        best[position + 1 - size] + self.derivations[number].most_cost
                         for number, size in options
                     ),
                     default=0,
@@ -78,7 +78,7 @@ class Coverage:
     def levels(self, kept: Kept, within: BitMap | None) -> list[BitMap]:
         """``levels[c]`` = documents (of ``within``) matching all kept terms with total cost <= c."""
         top = self.max_cost(kept)
-        start = [within if within is not None else self.ctx.live()] * (top + 1)
+        start = [within if within is not None else self.ctx.state.live] * (top + 1)
         table: list[list[BitMap]] = [start]
         for position, options in enumerate(self.segments(kept)):
             row = [BitMap() for _ in range(top + 1)]

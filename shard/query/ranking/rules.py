@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Protocol
 from pyroaring import BitMap
 
 from shard.query.ranking.coverage import Kept
-from shard.query.ranking.positional import EXACT_MATCH, MATCHES_START
+from shard.query.ranking.positional import EXACT_MATCH, MATCHES_START, DocumentCosts
 from shard.query.ranking.score import SKIPPED, Rank, fold
 
 if TYPE_CHECKING:
@@ -74,19 +74,20 @@ class CostRule:
     def __init__(
         self,
         name: str,
-        cost: Callable[[Ranker, int, Kept], int],
-        maximum: Callable[[Ranker, Kept], int],
+        cost: Callable[[DocumentCosts, int, Kept], int],
+        maximum: Callable[[DocumentCosts, Kept], int],
     ) -> None:
         self.name = name
         self._cost = cost
         self._maximum = maximum
 
     def buckets(self, ranker: Ranker, docs: BitMap, kept: Kept) -> Iterator[Bucket]:
-        top = self._maximum(ranker, kept)
+        costs = ranker.costs
+        top = self._maximum(costs, kept)
         if top == 0:
             yield Bucket(docs, Rank(self.name, ((1, 1),)), kept)
             return
-        groups = ranker.group(docs, lambda doc_id: self._cost(ranker, doc_id, kept))
+        groups = ranker.group(docs, lambda doc_id: self._cost(costs, doc_id, kept))
         if groups is None:
             yield Bucket(docs, SKIPPED, kept)
             return
@@ -146,36 +147,14 @@ def _exactness_order(ranker: Ranker, doc_id: int, kept: Kept) -> tuple[int, int]
     return kind, (len(kept) - exact if kind > MATCHES_START else 0)
 
 
-def _proximity(ranker: Ranker, doc_id: int, kept: Kept) -> int:
-    return ranker.costs.proximity(doc_id, kept)
-
-
-def _proximity_max(ranker: Ranker, kept: Kept) -> int:
-    return ranker.costs.proximity_max(kept)
-
-
-def _attribute(ranker: Ranker, doc_id: int, kept: Kept) -> int:
-    return ranker.costs.attribute(doc_id, kept)
-
-
-def _attribute_max(ranker: Ranker, kept: Kept) -> int:
-    return ranker.costs.attribute_max(kept)
-
-
-def _word_position(ranker: Ranker, doc_id: int, kept: Kept) -> int:
-    return ranker.costs.word_position(doc_id, kept)
-
-
-def _word_position_max(ranker: Ranker, kept: Kept) -> int:
-    return ranker.costs.word_position_max(kept)
-
-
 RELEVANCY_RULES: dict[str, Callable[[], Rule]] = {
     "words": WordsRule,
     "typo": TypoRule,
-    "proximity": lambda: CostRule("proximity", _proximity, _proximity_max),
-    "attributeRank": lambda: CostRule("attributeRank", _attribute, _attribute_max),
-    "wordPosition": lambda: CostRule("wordPosition", _word_position, _word_position_max),
+    "proximity": lambda: CostRule("proximity", DocumentCosts.proximity, DocumentCosts.proximity_max),
+    "attributeRank": lambda: CostRule("attributeRank", DocumentCosts.attribute, DocumentCosts.attribute_max),
+    "wordPosition": lambda: CostRule(
+        "wordPosition", DocumentCosts.word_position, DocumentCosts.word_position_max
+    ),
     "attribute": AttributeRule,
     "exactness": ExactnessRule,
 }

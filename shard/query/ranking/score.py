@@ -37,11 +37,6 @@ def score(ranks: Sequence[Rank]) -> float:
     return fold([step for rank in ranks for step in rank.steps])
 
 
-def upper_bound(ranks: Sequence[Rank]) -> float:
-    """The best score still reachable below these ranks (every later rule giving its best)."""
-    return score(ranks)
-
-
 def sort_key(ranks: Sequence[Rank]) -> list[float]:
     """Local scores step by step: comparing them lexicographically is comparing buckets."""
     return [rank_value / out_of for rank in ranks for rank_value, out_of in rank.steps]
