@@ -203,8 +203,6 @@ def _too_long(word: str) -> bool:
 def _typo_variants(
     ctx: SearchContext, word: str, allowance: int, prefix: bool, policy: TypoPolicy
 ) -> list[tuple[str, int]]:
-    if _too_long(word):
-        return []
     variants = typo_words(ctx.txn, ctx.env.words, ctx.index_id, word, allowance, prefix=prefix)
     if policy.disable_on_numbers:
         variants = [(variant, typos) for variant, typos in variants if not is_number(variant)]

@@ -314,8 +314,8 @@ def typo_words(
     Caps keep the first words in key order, so a lookup is deterministic; a full level prunes the
     branches that could only add to it.
     """
-    if not word or max_typos < 1:
-        return []
+    if not word or max_typos < 1 or len(word) - max_typos > _MAX_WORD_CHARS:
+        return []  # no stored word (or prefix of one) is that long
     if max_typos >= len(_LIMITS):
         raise ValueError(f"at most {len(_LIMITS) - 1} typos are supported, got {max_typos}")
     walk = _Walk(word, max_typos, prefix)

@@ -326,3 +326,9 @@ def test_best_split_maximises_the_rarer_half(tmp_path: Path) -> None:
         assert best_split(txn, env.words, 2, "sunflower") == ("sun", "flower")
         assert best_split(txn, env.words, 2, "s") is None
     env.close()
+
+
+def test_words_longer_than_any_stored_word_have_no_typo_variants(env: StoreEnv) -> None:
+    with env.lmdb.begin() as txn:
+        for prefix in (False, True):
+            assert typo_words(txn, env.words, 1, "a" * 1000, 2, prefix=prefix) == []
