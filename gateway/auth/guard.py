@@ -13,10 +13,11 @@ from common.errors import ApiError
 from gateway.auth.access import FULL_ACCESS, Access, KeyAccess, TenantAccess
 from gateway.auth.actions import GLOBAL_ONLY, KEY_ACTIONS, PUBLIC
 from gateway.auth.keyring import ApiKey, KeyRing
-from gateway.auth.tenant import decode_tenant_token, invalid_api_key, looks_like_jwt
+from gateway.auth.tenant import TenantToken, decode_tenant_token, invalid_api_key, looks_like_jwt
 
 _BEARER = "Bearer"
 _TENANT_ACTIONS = frozenset({"search", "chatCompletions"})
+_TOKEN_CACHE_SIZE = 10_000
 
 
 def missing_authorization_header() -> ApiError:
@@ -48,6 +49,9 @@ class Guard:
     def __init__(self, master_key: str | None, keys: KeyRing) -> None:
         self.master_key = master_key
         self.keys = keys
+        self._tokens: dict[str, TenantToken] = {}
+        """Verified tenant tokens: a front end sends the same token with every search, and verifying
+        a JWT costs far more than the rest of the check. Expiry and indexes are still checked each time."""
 
     def authorize(self, action: str, index_uid: str | None, header: str | None) -> Access:
         """What the request may do, or the contract's 401/403 error.
@@ -91,9 +95,15 @@ class Guard:
     def _tenant(self, token: str, index_uid: str | None) -> TenantAccess | None:
         """A verified tenant token, its own rules and expiry checked before its parent key (the
         reference's order); None when the token is not a tenant token."""
-        tenant = decode_tenant_token(token, self.keys)
-        if tenant is None:
-            return None
+        tenant = self._tokens.get(token)
+        # A changed or deleted parent key is another object in the ring (or none): verify again.
+        if tenant is None or self.keys.by_uid(tenant.parent.uid) is not tenant.parent:
+            tenant = decode_tenant_token(token, self.keys)
+            if tenant is None:
+                return None
+            if len(self._tokens) >= _TOKEN_CACHE_SIZE:
+                del self._tokens[next(iter(self._tokens))]
+            self._tokens[token] = tenant
         access = TenantAccess(tenant)
         if index_uid is not None and not tenant.rules.allows(index_uid):
             access.require_index(index_uid)
