@@ -28,7 +28,7 @@ import orjson
 from bench import datasets, queries
 from bench.loadgen import LoadSpec, Request
 from bench.procstat import cluster_processes
-from bench.report import LATENCY_COLUMNS, summarize_level
+from bench.report import LATENCY_COLUMNS, heading, summarize_level
 from bench.run import measure
 from bench.search import corpus
 from gateway.auth.guard import Guard
@@ -143,13 +143,8 @@ def run(args: argparse.Namespace, environment: dict[str, Any]) -> dict[str, Any]
 
 
 def render(report: dict[str, Any]) -> str:
-    options, env = report["options"], report["environment"]
     lines = [
-        f"auth: {report['description']}",
-        f"shards={options['shards']} runs={options['runs']} duration={options['duration']}s "
-        f"warmup={options['warmup']}s | python {env['python']}, {env['cpus']} CPUs, commit {env['commit']}, "
-        f"load avg {env['loadavg_before']:.2f} before start",
-        "",
+        *heading(report),
         f"{'cluster (1 client)':<26} {'req/s':>8} "
         + " ".join(f"{c.replace('_ms', ''):>8}" for c in LATENCY_COLUMNS)
         + "  (ms, median of runs)",

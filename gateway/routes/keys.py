@@ -67,33 +67,22 @@ def _uid_check(text: str) -> str | None:
 
 _NAME = Spec(Kind.STRING, nullable=True, code="invalid_api_key_name")
 _DESCRIPTION = Spec(Kind.STRING, nullable=True, code="invalid_api_key_description")
+
+
+def _required(kinds: Kind, field: str, **spec: Any) -> Spec:
+    """A required field with its ``invalid_api_key_*`` and ``missing_api_key_*`` codes."""
+    code, missing = f"invalid_api_key_{field}", f"missing_api_key_{field}"
+    return Spec(kinds, required=True, code=code, missing_code=missing, **spec)
+
+
 _CREATE = Schema(
     {
         "description": _DESCRIPTION,
         "name": _NAME,
         "uid": Spec(Kind.STRING, code="invalid_api_key_uid", check=_uid_check),
-        "actions": Spec(
-            Kind.ARRAY,
-            code="invalid_api_key_actions",
-            required=True,
-            missing_code="missing_api_key_actions",
-            items=Spec(Kind.STRING, choices=ACTIONS),
-        ),
-        "indexes": Spec(
-            Kind.ARRAY,
-            code="invalid_api_key_indexes",
-            required=True,
-            missing_code="missing_api_key_indexes",
-            items=Spec(Kind.STRING, check=_pattern_check),
-        ),
-        "expiresAt": Spec(
-            Kind.STRING,
-            nullable=True,
-            code="invalid_api_key_expires_at",
-            required=True,
-            missing_code="missing_api_key_expires_at",
-            check=_expiration_check,
-        ),
+        "actions": _required(Kind.ARRAY, "actions", items=Spec(Kind.STRING, choices=ACTIONS)),
+        "indexes": _required(Kind.ARRAY, "indexes", items=Spec(Kind.STRING, check=_pattern_check)),
+        "expiresAt": _required(Kind.STRING, "expires_at", nullable=True, check=_expiration_check),
     }
 )
 _UPDATE = Schema(
