@@ -16,7 +16,13 @@ from shard.index.codec import DocumentCodec
 from shard.index.context import WriteContext
 from shard.index.documents import delete_documents, put_documents, reindex_documents
 from shard.index.env import StoreEnv, Txn, batch_key
-from shard.index.settings import delete_settings, load_settings, needs_rebuild, save_settings
+from shard.index.settings import (
+    delete_settings,
+    load_settings,
+    needs_facet_rebuild,
+    needs_rebuild,
+    save_settings,
+)
 
 Operation = dict[str, Any]
 BatchResult = dict[str, Any]
@@ -149,12 +155,14 @@ class _Applier:
         self._count(operation, deleted=deleted)
 
     def _update_settings(self, operation: Operation) -> None:
-        """Store the index's new effective settings; rebuild searchable data only if they shape it."""
+        """Store the index's new effective settings; rebuild searchable or facet data only if they
+        shape it."""
         index_id = catalog.ensure(self.env, self.txn, operation["index"])
         self.touched.add(index_id)
         previous = load_settings(self.env, self.txn, index_id)
         settings = operation["settings"]
         save_settings(self.env, self.txn, index_id, settings)
         self.ctx.forget_indexer(index_id)
-        if needs_rebuild(previous, settings):
-            reindex_documents(self.ctx, index_id)
+        searchable, facets = needs_rebuild(previous, settings), needs_facet_rebuild(previous, settings)
+        if searchable or facets:
+            reindex_documents(self.ctx, index_id, searchable=searchable, facets=facets)

@@ -89,6 +89,7 @@ def _insert(ctx: WriteContext, state: IndexState, index_id: int, doc_id: int, do
     state.raw_size += len(value)
     state.count_fields(document, +1)
     ctx.indexer(index_id).index(state, doc_id, document)
+    ctx.facet_indexer(index_id).index(state, doc_id, document)
 
 
 def _remove(ctx: WriteContext, state: IndexState, index_id: int, doc_id: int) -> Document:
@@ -100,19 +101,32 @@ def _remove(ctx: WriteContext, state: IndexState, index_id: int, doc_id: int) ->
     state.raw_size -= len(value)
     state.count_fields(document, -1)
     ctx.indexer(index_id).unindex(doc_id)
+    ctx.facet_indexer(index_id).unindex(state, doc_id, document)
     return document
 
 
-def reindex_documents(ctx: WriteContext, index_id: int) -> None:
-    """Rebuild the index's postings and token records from its stored documents, in id order."""
-    ctx.wipe_searchable(index_id)
+def reindex_documents(ctx: WriteContext, index_id: int, *, searchable: bool, facets: bool) -> None:
+    """Rebuild the index's postings and token records and/or its facet values from its stored
+    documents, in id order, in one pass over them."""
+    if searchable:
+        ctx.wipe_searchable(index_id)
+    if facets:
+        ctx.wipe_facets(index_id)
     ctx.forget_indexer(index_id)
     ctx.documents.flush()
     state = ctx.state(index_id)
     indexer = ctx.indexer(index_id)
+    facet_indexer = ctx.facet_indexer(index_id)
+    facets = facets and not facet_indexer.fields.none
+    if not searchable and not facets:
+        return
     for doc_id, value in iter_values(ctx.txn, ctx.env.documents, ctx.codec, index_id):
         ctx.tick()
-        indexer.index(state, doc_id, orjson.loads(value))
+        document = orjson.loads(value)
+        if searchable:
+            indexer.index(state, doc_id, document)
+        if facets:
+            facet_indexer.index(state, doc_id, document)
 
 
 def read_document(
