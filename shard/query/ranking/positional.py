@@ -9,6 +9,8 @@ from __future__ import annotations
 import itertools
 from bisect import bisect_left
 
+from pyroaring import BitMap
+
 from shard.query.context import SearchContext
 from shard.query.derivations import Derivations
 from shard.query.occurrences import DocMatcher, Occurrence
@@ -42,14 +44,27 @@ class DocumentCosts:
         self._occurrences: dict[int, list[Occurrence]] = {}
         self._per_term: dict[tuple[int, Kept], dict[int, list[Occurrence]]] = {}
         self._query_words = query.words()
+        self._holdings: dict[int, set[str]] = {}
+        self._prepared = BitMap()
 
     def evaluated(self) -> int:
         return len(self._occurrences)
 
+    def prepare(self, docs: BitMap) -> None:
+        """Learn which query words the documents about to be scored hold, in one pass over postings."""
+        pending = docs - self._prepared
+        if len(pending) > 1:
+            holdings = self.matcher.holdings(self.ctx, pending)
+            if holdings is not None:
+                self._holdings.update(holdings)
+                self._prepared |= pending
+
     def occurrences(self, doc_id: int) -> list[Occurrence]:
         found = self._occurrences.get(doc_id)
         if found is None:
-            found = self._occurrences[doc_id] = self.matcher.occurrences(self.ctx.record(doc_id))
+            record = self.ctx.record(doc_id)
+            found = self.matcher.occurrences(record, self._holdings.get(doc_id))
+            self._occurrences[doc_id] = found
         return found
 
     def per_term(self, doc_id: int, kept: Kept) -> dict[int, list[Occurrence]]:
@@ -128,7 +143,7 @@ class DocumentCosts:
         allowed = self.ctx.allowed_fields
         if wanted:
             starts = False
-            for entry in self.ctx.record(doc_id):
+            for entry in self.ctx.record(doc_id).fields:
                 if allowed is not None and entry.field_id not in allowed:
                     continue
                 if entry.words == wanted:
