@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from dataclasses import dataclass
+from typing import Any
 
 from pyroaring import BitMap
 
@@ -18,6 +19,7 @@ from shard.query.context import SearchContext
 from shard.query.derivations import STEM_COST, Derivations, WordMatch
 from shard.query.record_view import RecordView
 
+_FEW_WORDS = 4
 _WORDS_PER_DOCUMENT = 10
 """Probing a record for the query's words costs about as much as ten bitmap intersections."""
 
@@ -53,6 +55,23 @@ def phrase_positions(entry: FieldTokens, words: tuple[str | None, ...]) -> list[
         else:
             starts.append(start)
     return starts
+
+
+def _indexes_of(words: list[str], wanted: dict[str, Any]) -> list[int]:
+    """Indexes in ``words`` of the ``wanted`` words: ``list.index`` scans in C for a few words, one
+    pass in Python beats it when a short prefix matches many."""
+    if len(wanted) > _FEW_WORDS:
+        return [index for index, word in enumerate(words) if word in wanted]
+    found: list[int] = []
+    for word in wanted:
+        index = -1
+        while True:
+            try:
+                index = words.index(word, index + 1)
+            except ValueError:
+                break
+            found.append(index)
+    return found
 
 
 def _positions_of(entry: FieldTokens, word: str) -> list[int]:
@@ -106,22 +125,16 @@ class DocMatcher:
         present = self._keys.intersection(words) if holds is None else holds
         matched = {word: listed[word] for word in present if word in listed}
         if self.prefixes:
-            self._match_prefixes(words, matched)
-        for word, matches in matched.items():
-            index = -1
-            while True:
-                try:
-                    index = words.index(word, index + 1)
-                except ValueError:
-                    break
-                field_id = field_ids[index]
-                if allowed is not None and field_id not in allowed:
-                    continue
-                exact_only = field_id in exact_fields
-                position = positions[index]
-                for number, match in matches:
-                    if not (exact_only and match.typos):
-                        found.append(Occurrence(number, field_id, position, position, match))
+            self._match_prefixes(record, matched)
+        for index in _indexes_of(words, matched):
+            field_id = field_ids[index]
+            if allowed is not None and field_id not in allowed:
+                continue
+            exact_only = field_id in exact_fields
+            position = positions[index]
+            for number, match in matched[words[index]]:
+                if not (exact_only and match.typos):
+                    found.append(Occurrence(number, field_id, position, position, match))
         for number, phrase, match in self.phrases:
             if any(word is not None and word not in present for word in phrase):
                 continue
@@ -147,10 +160,13 @@ class DocMatcher:
                 holdings[doc_id].add(word)
         return holdings
 
-    def _match_prefixes(self, words: list[str], matched: dict[str, list[tuple[int, WordMatch]]]) -> None:
-        """Prefixes too broad to list (one or two letters on a large index): every word is tested."""
-        for word in set(words):
-            extra = [(number, match) for prefix, number, match in self.prefixes if word.startswith(prefix)]
-            if extra:
-                known = {number for number, _ in matched.get(word, ())}
-                matched[word] = [*matched.get(word, ()), *(entry for entry in extra if entry[0] not in known)]
+    def _match_prefixes(self, record: RecordView, matched: dict[str, list[tuple[int, WordMatch]]]) -> None:
+        """Prefixes too broad to list (one or two letters on a large index) are looked up in the
+        document's own vocabulary."""
+        for prefix, number, match in self.prefixes:
+            for word in record.starting_with(prefix):
+                known = matched.get(word)
+                if known is None:
+                    matched[word] = [(number, match)]
+                elif all(entry[0] != number for entry in known):
+                    matched[word] = [*known, (number, match)]

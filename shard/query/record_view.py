@@ -8,6 +8,7 @@ document holds and ``list.index`` locate them. The view is what the read cache k
 from __future__ import annotations
 
 import sys
+from bisect import bisect_left
 from dataclasses import dataclass
 from itertools import chain, repeat
 
@@ -17,7 +18,7 @@ _BYTES_PER_TOKEN = 48
 """Rough memory of one token in a view (list slots and position ints): its cache weight."""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class RecordView:
     fields: list[FieldTokens]
     words: list[str]
@@ -25,13 +26,24 @@ class RecordView:
     field_ids: list[int]
     positions: list[int]
     """The field and position of each entry of ``words``."""
+    _vocabulary: list[str] | None = None
 
     @property
     def weight(self) -> int:
         return len(self.words) * _BYTES_PER_TOKEN + 64
 
+    def starting_with(self, prefix: str) -> list[str]:
+        """The document's distinct words starting with ``prefix``: two bisections of its sorted
+        vocabulary (built on first use, kept with the cached view) instead of a test per word."""
+        vocabulary = self._vocabulary
+        if vocabulary is None:
+            vocabulary = self._vocabulary = sorted(set(self.words))
+        start = bisect_left(vocabulary, prefix)
+        return vocabulary[start : bisect_left(vocabulary, prefix + _LAST_CHARACTER, start)]
+
 
 EMPTY_VIEW = RecordView([], [], [], [])
+_LAST_CHARACTER = chr(0x10FFFF)
 
 
 def view_record(data: bytes) -> RecordView:

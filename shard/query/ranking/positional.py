@@ -43,6 +43,7 @@ class DocumentCosts:
         self.by_attribute = ctx.settings.get("proximityPrecision") == "byAttribute"
         self._occurrences: dict[int, list[Occurrence]] = {}
         self._per_term: dict[tuple[int, Kept], dict[int, list[Occurrence]]] = {}
+        self._spans: dict[Kept, list[range | None]] = {}
         self._query_words = query.words()
         self._holdings: dict[int, set[str]] = {}
         self._prepared = BitMap()
@@ -72,16 +73,26 @@ class DocumentCosts:
         cached = self._per_term.get((doc_id, kept))
         if cached is not None:
             return cached
-        members = set(kept)
+        spans = self._spans.get(kept)
+        if spans is None:
+            spans = self._spans[kept] = self._spans_inside(kept)
         result: dict[int, list[Occurrence]] = {term: [] for term in kept}
         for occurrence in self.occurrences(doc_id):
-            derivation = self.derivations[occurrence.derivation]
-            span = range(derivation.first, derivation.last + 1)
-            if all(term in members for term in span):
+            span = spans[occurrence.derivation]
+            if span is not None:
                 for term in span:
                     result[term].append(occurrence)
         self._per_term[(doc_id, kept)] = result
         return result
+
+    def _spans_inside(self, kept: Kept) -> list[range | None]:
+        """Each derivation's terms when they all lie in ``kept``, else None."""
+        members = set(kept)
+        spans: list[range | None] = []
+        for derivation in self.derivations:
+            span = range(derivation.first, derivation.last + 1)
+            spans.append(span if all(term in members for term in span) else None)
+        return spans
 
     # proximity
 
@@ -126,13 +137,15 @@ class DocumentCosts:
 
     def word_position(self, doc_id: int, kept: Kept) -> int:
         terms = self.query.terms
-        return sum(
-            min(
-                (position_cost(abs(occurrence.start - terms[term].position)) for occurrence in found),
-                default=MAX_POSITION_COST,
-            )
-            for term, found in self.per_term(doc_id, kept).items()
-        )
+        cost = 0
+        for term, found in self.per_term(doc_id, kept).items():
+            if found:
+                wanted = terms[term].position
+                # The cost grows with the distance, so only the nearest occurrence is bucketed.
+                cost += position_cost(min(abs(occurrence.start - wanted) for occurrence in found))
+            else:
+                cost += MAX_POSITION_COST
+        return cost
 
     # exactness
 
