@@ -6,8 +6,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from common.errors import ApiError
+from common.settings.patterns import pattern_matches
 from shard.analysis import AnalysisConfig, Analyzer
-from shard.analysis.attributes import paths_related, pattern_matches
+from shard.analysis.attributes import paths_related
 from shard.index.blocks import BLOCK_SIZE, block_key, unpack_block
 from shard.index.codec import DocumentCodec
 from shard.index.env import StoreEnv, Txn
