@@ -37,6 +37,8 @@ Number = tuple[int, int]
 
 def format_float(value: float) -> str:
     """Rust's ``Display`` for f64: the shortest digits that round-trip, never an exponent, no ``.0``."""
+    if not math.isfinite(value):
+        return "NaN" if math.isnan(value) else "inf" if value > 0 else "-inf"
     text = format(Decimal(repr(value)), "f")
     return text[:-2] if text.endswith(".0") else text
 
@@ -46,7 +48,7 @@ def bad_latitude(lat: float) -> str:
 
 
 def bad_longitude(lng: float) -> str:
-    wrapped = math.fmod(lng + 180.0, 360.0)
+    wrapped = math.fmod(lng + 180.0, 360.0) if math.isfinite(lng) else math.nan  # Rust's rem_euclid
     wrapped = (wrapped + 360.0 if wrapped < 0 else wrapped) - 180.0
     return (
         f"Bad longitude `{format_float(lng)}`. Longitude must be contained between -180 and 180 degrees."
