@@ -9,8 +9,9 @@ import orjson
 from pyroaring import BitMap
 
 from common.errors import ApiError
+from common.settings.patterns import pattern_matches
 from shard.analysis import AnalysisConfig, Analyzer
-from shard.analysis.attributes import paths_related, pattern_matches
+from shard.analysis.attributes import paths_related
 from shard.index.blocks import BLOCK_SIZE, block_key, unpack_block
 from shard.index.codec import DocumentCodec
 from shard.index.documents import Document
