@@ -11,12 +11,20 @@ from typing import Any
 
 import orjson
 
+from common.errors import ApiError
+from shard.filter.deletion import delete_by_filter
 from shard.index import catalog
 from shard.index.codec import DocumentCodec
 from shard.index.context import WriteContext
 from shard.index.documents import delete_documents, put_documents, reindex_documents
 from shard.index.env import StoreEnv, Txn, batch_key
-from shard.index.settings import delete_settings, load_settings, needs_rebuild, save_settings
+from shard.index.settings import (
+    delete_settings,
+    load_settings,
+    needs_facet_rebuild,
+    needs_rebuild,
+    save_settings,
+)
 
 Operation = dict[str, Any]
 BatchResult = dict[str, Any]
@@ -65,7 +73,8 @@ class _Applier:
         self.ctx = ctx
         self.env = ctx.env
         self.txn = ctx.txn
-        self.tasks: dict[str, dict[str, int]] = {}
+        self.tasks: dict[str, dict[str, Any]] = {}
+        """Per-task counts, or the error of a task the shard refused."""
         self.touched: set[int] = set()
         self._handlers: dict[str, Callable[[Operation], None]] = {
             "createIndex": self._create_index,
@@ -75,6 +84,7 @@ class _Applier:
             "addDocuments": self._add_documents,
             "deleteDocuments": self._delete_documents,
             "clearDocuments": self._clear_documents,
+            "deleteByFilter": self._delete_by_filter,
             "updateSettings": self._update_settings,
         }
 
@@ -140,6 +150,19 @@ class _Applier:
             deleted = delete_documents(self.ctx, index_id, operation["ids"])
         self._count(operation, deleted=deleted)
 
+    def _delete_by_filter(self, operation: Operation) -> None:
+        """A filter the settings refuse fails its task alone, with the same error on every shard."""
+        index_id = catalog.lookup(self.env, self.txn, operation["index"])
+        deleted = 0
+        if index_id is not None:
+            self.touched.add(index_id)
+            try:
+                deleted = delete_by_filter(self.ctx, index_id, operation["index"], operation)
+            except ApiError as error:
+                self.tasks[str(operation["task"])] = {"error": error.to_dict()}
+                return
+        self._count(operation, deleted=deleted)
+
     def _clear_documents(self, operation: Operation) -> None:
         index_id = catalog.lookup(self.env, self.txn, operation["index"])
         deleted = 0
@@ -149,12 +172,14 @@ class _Applier:
         self._count(operation, deleted=deleted)
 
     def _update_settings(self, operation: Operation) -> None:
-        """Store the index's new effective settings; rebuild searchable data only if they shape it."""
+        """Store the index's new effective settings; rebuild searchable or facet data only if they
+        shape it."""
         index_id = catalog.ensure(self.env, self.txn, operation["index"])
         self.touched.add(index_id)
         previous = load_settings(self.env, self.txn, index_id)
         settings = operation["settings"]
         save_settings(self.env, self.txn, index_id, settings)
         self.ctx.forget_indexer(index_id)
-        if needs_rebuild(previous, settings):
-            reindex_documents(self.ctx, index_id)
+        searchable, facets = needs_rebuild(previous, settings), needs_facet_rebuild(previous, settings)
+        if searchable or facets:
+            reindex_documents(self.ctx, index_id, searchable=searchable, facets=facets)

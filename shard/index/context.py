@@ -8,10 +8,12 @@ registering their databases in ``StoreEnv.per_index``.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 
 from shard.index.blocks import BlockWriter
 from shard.index.codec import DocumentCodec
 from shard.index.env import Database, StoreEnv, Txn, index_prefix
+from shard.index.facets import FacetIndexer
 from shard.index.indexer import Indexer
 from shard.index.postings import Deltas
 from shard.index.settings import load_settings
@@ -36,7 +38,8 @@ class WriteContext:
         self._since_check = 0
         self._states: dict[int, IndexState] = {}
         self._indexers: dict[int, Indexer] = {}
-        self.deltas = Deltas(txn, env.words, env.prefixes, env.stems)
+        self._facet_indexers: dict[int, FacetIndexer] = {}
+        self.deltas = Deltas(txn, env.words, env.prefixes, env.stems, env.facets)
         self.documents = BlockWriter(txn, env.documents, codec)
         self.records = BlockWriter(txn, env.records, codec)
 
@@ -56,9 +59,18 @@ class WriteContext:
             self._indexers[index_id] = indexer
         return indexer
 
+    def facet_indexer(self, index_id: int) -> FacetIndexer:
+        """The index's facet indexer for this batch, built from its stored settings on first use."""
+        indexer = self._facet_indexers.get(index_id)
+        if indexer is None:
+            settings = load_settings(self.env, self.txn, index_id)
+            indexer = self._facet_indexers[index_id] = FacetIndexer(index_id, settings, self.deltas)
+        return indexer
+
     def forget_indexer(self, index_id: int) -> None:
         """The index's settings changed: the next document is indexed with the new ones."""
         self._indexers.pop(index_id, None)
+        self._facet_indexers.pop(index_id, None)
 
     def check_abort(self) -> None:
         self._since_check = 0
@@ -90,7 +102,13 @@ class WriteContext:
         self.records.forget(index_id)
         self._wipe(index_id, self.env.searchable)
         state = self.state(index_id)
-        self._states[index_id] = IndexState(state.live, state.raw_size, state.fields)
+        self._states[index_id] = replace(state, field_names=[], languages={})
+
+    def wipe_facets(self, index_id: int) -> None:
+        """Delete the index's facet values, keeping its documents (before a rebuild)."""
+        self.deltas.flush()
+        self._wipe(index_id, (self.env.facets,))
+        self._states[index_id] = replace(self.state(index_id), facet_fields=[])
 
     def _wipe(self, index_id: int, databases: tuple[Database, ...]) -> None:
         prefix = index_prefix(index_id)

@@ -59,6 +59,8 @@ class StoreEnv:
         self.sequences = self.lmdb.open_db(b"sequences")
         # index id -> the index's settings (orjson); kept when documents are cleared
         self.settings = self.lmdb.open_db(b"settings")
+        # index id + facet field id (u16) + kind + value -> doc ids, see shard/facet/keys.py
+        self.facets = self.lmdb.open_db(b"facets")
         # Searchable data: rebuilt from the documents when settings that shape it change.
         self.searchable = (self.words, self.prefixes, self.stems, self.records)
         # Every database keyed by index prefix holding documents or data derived from them: clearing
@@ -69,6 +71,7 @@ class StoreEnv:
             self.index_state,
             self.sequences,
             *self.searchable,
+            self.facets,
         )
 
     def close(self) -> None:

@@ -64,13 +64,15 @@ def split_key(key: bytes) -> tuple[str, int]:
     return key[4:-3].decode(), field_id
 
 
-def scan(txn: Txn, db: Database, start: bytes) -> Iterator[tuple[bytes, bytes]]:
-    """Every (key, value) whose key starts with ``start``, in key order."""
+def scan(txn: Txn, db: Database, start: bytes, within: bytes | None = None) -> Iterator[tuple[bytes, bytes]]:
+    """Every (key, value) from ``start`` on whose key starts with ``within`` (default: ``start``), in
+    key order."""
+    prefix = start if within is None else within
     cursor = txn.cursor(db)
     if not cursor.set_range(start):
         return
     for key, value in cursor:
-        if not key.startswith(start):
+        if not key.startswith(prefix):
             return
         yield key, value
 
@@ -159,7 +161,7 @@ def _record(pending: dict[TermKey, list[int]], keys: Iterable[TermKey], doc_id: 
 
 
 class Deltas:
-    """The batch's pending postings changes, one per postings database.
+    """The batch's pending postings changes, one per postings database (facet values included).
 
     Flushed every ``FLUSH_DOCUMENTS`` documents to bound memory, and before removing a document added
     since the last flush, so that each flush only ever removes then adds a document's keys.
@@ -167,11 +169,14 @@ class Deltas:
 
     FLUSH_DOCUMENTS = 10_000
 
-    def __init__(self, txn: Txn, words: Database, prefixes: Database, stems: Database) -> None:
+    def __init__(
+        self, txn: Txn, words: Database, prefixes: Database, stems: Database, facets: Database
+    ) -> None:
         self.txn = txn
         self.words = PostingsDelta(words)
         self.prefixes = PostingsDelta(prefixes)
         self.stems = PostingsDelta(stems)
+        self.facets = PostingsDelta(facets)
         self._added: set[int] = set()
 
     def adding(self, doc_id: int) -> None:
@@ -184,6 +189,6 @@ class Deltas:
             self.flush()
 
     def flush(self) -> None:
-        for delta in (self.words, self.prefixes, self.stems):
+        for delta in (self.words, self.prefixes, self.stems, self.facets):
             delta.flush(self.txn)
         self._added.clear()

@@ -32,7 +32,12 @@ class IndexState:
     """Indexed (dotted) field paths in discovery order; a path's index is its id in the postings keys."""
     languages: dict[str, int] = field(default_factory=dict)
     """Detected document language (ISO 639-3) -> how many documents it was detected in."""
+    facet_fields: list[str] = field(default_factory=list)
+    """Faceted (dotted) field paths in discovery order; a path's index is its id in the facet keys.
+    Separate from ``field_names`` so that rebuilding postings and rebuilding facets each renumber
+    only their own keys."""
     _field_ids: dict[str, int] | None = field(default=None, init=False, repr=False, compare=False)
+    _facet_ids: dict[str, int] | None = field(default=None, init=False, repr=False, compare=False)
 
     def allocate(self) -> int:
         """One past the highest live id, so that id order is sequence order among live documents.
@@ -57,12 +62,20 @@ class IndexState:
     def field_id(self, name: str) -> int:
         """The id of an indexed field path, registering it on first sight."""
         if self._field_ids is None:
-            self._field_ids = {known: field_id for field_id, known in enumerate(self.field_names)}
-        field_id = self._field_ids.get(name)
-        if field_id is None:
-            field_id = self._field_ids[name] = len(self.field_names)
-            self.field_names.append(name)
-        return field_id
+            self._field_ids = _ids_of(self.field_names)
+        return _register(self.field_names, self._field_ids, name)
+
+    def facet_field_id(self, name: str) -> int:
+        """The id of a faceted field path, registering it on first sight."""
+        if self._facet_ids is None:
+            self._facet_ids = _ids_of(self.facet_fields)
+        return _register(self.facet_fields, self._facet_ids, name)
+
+    def known_facet_field(self, name: str) -> int | None:
+        """The id of a faceted field path, None when no document of the index had it."""
+        if self._facet_ids is None:
+            self._facet_ids = _ids_of(self.facet_fields)
+        return self._facet_ids.get(name)
 
     def count_fields(self, document: dict[str, Any], delta: int) -> None:
         for name in document:
@@ -71,6 +84,18 @@ class IndexState:
                 self.fields[name] = count
             else:
                 del self.fields[name]
+
+
+def _ids_of(names: list[str]) -> dict[str, int]:
+    return {name: field_id for field_id, name in enumerate(names)}
+
+
+def _register(names: list[str], ids: dict[str, int], name: str) -> int:
+    field_id = ids.get(name)
+    if field_id is None:
+        field_id = ids[name] = len(names)
+        names.append(name)
+    return field_id
 
 
 def load_state(env: StoreEnv, txn: Txn, index_id: int) -> IndexState:
@@ -86,6 +111,7 @@ def load_state(env: StoreEnv, txn: Txn, index_id: int) -> IndexState:
         counters["fields"],
         counters.get("fieldNames", []),
         counters.get("languages", {}),
+        counters.get("facetFields", []),
     )
 
 
@@ -103,5 +129,6 @@ def save_state(env: StoreEnv, txn: Txn, index_id: int, state: IndexState) -> Non
         "fields": state.fields,
         "fieldNames": state.field_names,
         "languages": state.languages,
+        "facetFields": state.facet_fields,
     }
     txn.put(prefix + _STATS, orjson.dumps(stats), db=env.index_state)

@@ -1,0 +1,150 @@
+"""Evaluating a filter tree on one index's facet values (search.md §4.3), bottom-up on bitmaps.
+
+A field no document has matches nothing, so its complement (``!=``, ``NOT``) is every document.
+Operands are normalised like stored strings; an operand written as a finite number is looked up as a
+number too, and comparisons take the union of the numeric and the lexicographic string range.
+"""
+
+from __future__ import annotations
+
+from pyroaring import BitMap
+
+from common.filter.ast import (
+    And,
+    Between,
+    Compare,
+    Contains,
+    Exists,
+    Filter,
+    GeoBoundingBox,
+    GeoPolygon,
+    GeoRadius,
+    In,
+    IsEmpty,
+    IsNull,
+    Not,
+    Or,
+    StartsWith,
+    Token,
+    VectorsExists,
+)
+from common.filter.errors import FilterError, located
+from shard.facet.keys import EMPTY, EXISTS, NULL
+from shard.facet.reader import FacetReader
+from shard.facet.values import facet_number, normalize_facet
+
+
+class FilterEvaluator:
+    """Evaluates a tree already checked against the index's rules and experimental features
+    (``common.filter.permissions``)."""
+
+    def __init__(self, reader: FacetReader, universe: BitMap) -> None:
+        self.reader = reader
+        self.universe = universe
+        """Every live document: what ``NOT`` and ``!=`` complement against."""
+
+    def evaluate(self, node: Filter) -> BitMap:
+        match node:
+            case And(children):
+                return self._all(children)
+            case Or(children):
+                return BitMap.union(BitMap(), *(self.evaluate(child) for child in children))
+            case Not(child):
+                return self.universe - self.evaluate(child)
+            case Compare(field, "=", value):
+                return self._equal(field, value)
+            case Compare(field, "!=", value):
+                return self.universe - self._equal(field, value)
+            case Compare(field, op, value):
+                return self._compare(field, op, value)
+            case Between(field, low, high):
+                return self._between(field, low, high)
+            case In(field, values):
+                return BitMap.union(BitMap(), *(self._equal(field, value) for value in values))
+            case Exists(field):
+                return self._marker(field, EXISTS)
+            case IsNull(field):
+                return self._marker(field, NULL)
+            case IsEmpty(field):
+                return self._marker(field, EMPTY)
+            case Contains(field, value):
+                return self._contains(field, value)
+            case StartsWith(field, value):
+                return self._starts_with(field, value)
+            case GeoRadius(span=span) | GeoBoundingBox(span=span) | GeoPolygon(span=span):
+                raise FilterError(located("Geo filters are not supported yet by this server.", span))
+            case VectorsExists(span=span):
+                raise FilterError(
+                    located("Filtering on `_vectors` is not supported yet by this server.", span)
+                )
+        raise TypeError(f"not a filter node: {node!r}")
+
+    def _all(self, children: tuple[Filter, ...]) -> BitMap:
+        """Intersection, stopping at the first empty result."""
+        found: BitMap | None = None
+        for child in children:
+            docs = self.evaluate(child)
+            found = docs if found is None else found & docs
+            if not found:
+                break
+        return BitMap() if found is None else found
+
+    def _equal(self, field: Token, value: Token) -> BitMap:
+        prefix = self.reader.field(field.text)
+        if prefix is None:
+            return BitMap()
+        docs = self.reader.string(prefix, normalize_facet(value.text))
+        number = facet_number(value.text)
+        if number is not None:
+            docs |= self.reader.number(prefix, number)
+        return docs
+
+    def _compare(self, field: Token, op: str, value: Token) -> BitMap:
+        prefix = self.reader.field(field.text)
+        if prefix is None:
+            return BitMap()
+        number = facet_number(value.text)
+        text = normalize_facet(value.text)
+        strict = op in (">", "<")
+        reader = self.reader
+        if op in (">", ">="):
+            docs = reader.strings(prefix, text, None, strict=strict)
+            if number is not None:
+                docs |= reader.numbers(prefix, number, None, strict=strict)
+        else:
+            docs = reader.strings(prefix, None, text, strict=strict)
+            if number is not None:
+                docs |= reader.numbers(prefix, None, number, strict=strict)
+        return docs
+
+    def _between(self, field: Token, low: Token, high: Token) -> BitMap:
+        prefix = self.reader.field(field.text)
+        if prefix is None:
+            return BitMap()
+        docs = BitMap()
+        low_text, high_text = normalize_facet(low.text), normalize_facet(high.text)
+        if low_text <= high_text:
+            docs |= self.reader.strings(prefix, low_text, high_text)
+        low_number, high_number = facet_number(low.text), facet_number(high.text)
+        if low_number is not None and high_number is not None and low_number <= high_number:
+            docs |= self.reader.numbers(prefix, low_number, high_number)
+        return docs
+
+    def _marker(self, field: Token, kind: bytes) -> BitMap:
+        prefix = self.reader.field(field.text)
+        return BitMap() if prefix is None else self.reader.docs(prefix + kind)
+
+    def _contains(self, field: Token, value: Token) -> BitMap:
+        prefix = self.reader.field(field.text)
+        if prefix is None:
+            return BitMap()
+        return self.reader.strings_containing(prefix, normalize_facet(value.text))
+
+    def _starts_with(self, field: Token, value: Token) -> BitMap:
+        prefix = self.reader.field(field.text)
+        if prefix is None:
+            return BitMap()
+        start = normalize_facet(value.text)
+        if not start:
+            return self.reader.docs(prefix + EXISTS)
+        return self.reader.string_prefix(prefix, start)
