@@ -160,7 +160,6 @@ def test_malformed_tokens(secured: RunningCluster, parent: dict[str, Any]) -> No
     assert _refusal(_search(secured, "a.b.c", "movies")) == "The provided API key is invalid."
 
 
-@pytest.mark.skip(reason="filter evaluation arrives with issue 6")
 def test_rule_filters_restrict_the_results(secured: RunningCluster, parent: dict[str, Any]) -> None:
     admin = meilisearch.Client(secured.url, MASTER_KEY)
     admin.wait_for_task(admin.index("movies").update_filterable_attributes(["genre", "id"]).task_uid)
