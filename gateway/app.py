@@ -12,7 +12,18 @@ from gateway.http import cors
 from gateway.http.body import decode_body
 from gateway.http.errors import handle_exception
 from gateway.http.routing import PREFLIGHT_PATH, GatewayRouter
-from gateway.routes import documents, health, indexes, multi_search, search, settings, stats, tasks, version
+from gateway.routes import (
+    documents,
+    facet_search,
+    health,
+    indexes,
+    multi_search,
+    search,
+    settings,
+    stats,
+    tasks,
+    version,
+)
 from gateway.search.queue import SearchQueue
 
 log = get_logger(__name__)
@@ -25,7 +36,8 @@ def create_app(config: Config, name: str = "sift") -> Sanic:
     app.ctx.config = config
     app.add_route(cors.preflight, PREFLIGHT_PATH, methods=["OPTIONS"])
     app.ctx.search_queue = SearchQueue.from_config(config)
-    for module in (health, version, indexes, documents, settings, tasks, stats, search, multi_search):
+    routes = (health, version, indexes, documents, settings, tasks, stats, search, facet_search, multi_search)
+    for module in routes:
         app.blueprint(module.bp)
     app.error_handler.add(Exception, handle_exception)
     app.on_request(_decode_request_body)

@@ -122,14 +122,13 @@ QUERY = QuerySchema(
     }
 )
 
-# Parameters validated by the schemas above whose behaviour comes with later work (filters, facets,
+# Parameters validated by the schemas above whose behaviour comes with later work (filters,
 # sort, distinct, personalisation). Sending one with a non-default value is refused rather than
 # silently ignored, so that no client gets results that look right but are not.
 _PENDING = {
     "filter": "invalid_search_filter",
     "sort": "invalid_search_sort",
     "distinct": "invalid_search_distinct",
-    "facets": "invalid_search_facets",
     "personalize": "invalid_search_personalize",
 }
 
