@@ -16,6 +16,7 @@ from common.errors import ApiError
 from common.settings.pagination import capped_window, max_total_hits
 from shard.analysis import iso639_3
 from shard.facet.requests import facet_reply
+from shard.filter.apply import filtered_out
 from shard.highlight import NO_MATCH, FormatOptions, HitFormatter, QueryMatcher
 from shard.index.codec import DocumentCodec
 from shard.index.env import StoreEnv, Txn
@@ -72,7 +73,7 @@ def search(
         coverage = Coverage(ctx, derivations)
         counts = [len(coverage.term_docs(term.index)) for term in query.terms]
         return SearchResult([], 0, cap, counts)
-    excluded = _excluded(ctx, query)
+    excluded = _excluded(ctx, query) | filtered_out(ctx, params)
     if query.placeholder:
         docs = ctx.state.live - excluded
         ranked = [RankedDoc(doc_id, ()) for doc_id in _first(docs, wanted)]
