@@ -53,7 +53,8 @@ class FieldCounts:
         if other.low is not None and other.high is not None:
             self.add_stats(other.low, other.high)
 
-    def distribution(self, limit: int, candidates: int) -> dict[str, int]:
+    def top(self, limit: int | None, candidates: int) -> FieldCounts:
+        """The values a distribution shows, in its order: numbers then strings, ``limit`` in all."""
         if self.order == COUNT:
             numbers = sorted(self.numbers.items(), key=lambda item: (-item[1], item[0]))
             strings = sorted(self.strings.items(), key=lambda item: (-item[1][0], item[0]))
@@ -62,10 +63,17 @@ class FieldCounts:
             if candidates <= LINEAR_SCAN_CANDIDATES:
                 numbers.sort(key=lambda item: number_key(item[0]))
             strings = sorted(self.strings.items())
-        shown = {number_key(value): count for value, count in numbers[:limit]}
-        for _, (count, _, spelling) in strings[: max(limit - len(shown), 0)]:
-            shown[spelling] = count
-        return shown
+        if limit is not None:
+            numbers = numbers[:limit]
+            strings = strings[: max(limit - len(numbers), 0)]
+        return FieldCounts(self.order, dict(numbers), dict(strings), self.low, self.high)
+
+    def distribution(self, limit: int | None, candidates: int) -> dict[str, int]:
+        shown = self.top(limit, candidates)
+        counts = {number_key(value): count for value, count in shown.numbers.items()}
+        for count, _, spelling in shown.strings.values():
+            counts[spelling] = count
+        return counts
 
     def stats(self) -> dict[str, float] | None:
         if self.low is None or self.high is None:
@@ -81,11 +89,10 @@ class Facets:
     max_values: int = DEFAULT_MAX_VALUES
     candidates: int = 0
 
-    def distribution(self, limit: int | None = None) -> dict[str, dict[str, int]]:
-        """``limit``: a cut other than the index's ``maxValuesPerFacet`` (federated ``mergeFacets``)."""
-        cap = self.max_values if limit is None else limit
+    def distribution(self) -> dict[str, dict[str, int]]:
         return {
-            name: counts.distribution(cap, self.candidates) for name, counts in sorted(self.fields.items())
+            name: counts.distribution(self.max_values, self.candidates)
+            for name, counts in sorted(self.fields.items())
         }
 
     def stats(self) -> dict[str, dict[str, float]]:
