@@ -88,11 +88,7 @@ def run(args: argparse.Namespace, environment: dict[str, Any]) -> dict[str, Any]
         "description": "facet distributions on cities (bench/facets.py)",
         "started_at": started_at,
         "options": {
-            "shards": args.shards,
-            "concurrency": args.concurrency,
-            "duration": args.duration,
-            "runs": args.runs,
-            "warmup": args.warmup,
+            key: getattr(args, key) for key in ("shards", "concurrency", "duration", "runs", "warmup")
         },
         "environment": environment,
         "loaded": loaded,

@@ -14,9 +14,12 @@ from dataclasses import dataclass
 from pyroaring import BitMap
 
 from shard.facet.keys import NUMBER, SPELLING, STRING, decode_number
+from shard.facet.reader import FacetReader
 from shard.index.env import Database, StoreEnv, Txn
 from shard.index.postings import decode_bitmap, scan
 from shard.index.sequence import read_sequences
+from shard.index.settings import Settings
+from shard.index.state import IndexState
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,16 +32,26 @@ class Counted:
 
 
 class ValueCounter:
-    """Counts within ``candidates``; ``everything`` says they are all the index's live documents, so
-    a value's own bitmap is the answer and no intersection is needed."""
+    """Counts within ``candidates`` (``everything``: they are all the index's live documents, so a
+    value's own bitmap is the answer and no intersection is needed), with the index's settings."""
 
-    def __init__(self, env: StoreEnv, txn: Txn, index_id: int, candidates: BitMap, everything: bool) -> None:
+    def __init__(
+        self,
+        env: StoreEnv,
+        txn: Txn,
+        index_id: int,
+        settings: Settings,
+        state: IndexState,
+        candidates: BitMap,
+    ) -> None:
         self.env = env
         self.txn = txn
         self.db: Database = env.facets
         self.index_id = index_id
+        self.settings = settings
+        self.reader = FacetReader(txn, env.facets, index_id, state)
         self.candidates = candidates
-        self.everything = everything
+        self.everything = len(candidates) == len(state.live)
 
     def values(
         self, field: bytes, kind: bytes, start: bytes = b"", *, prefixed: bool = False

@@ -17,40 +17,25 @@ from __future__ import annotations
 from itertools import islice
 from typing import Any
 
-from pyroaring import BitMap
-
 from common.facets import COUNT, check_facets, facet_order, max_values, selected_fields
 from shard.facet.counting import Counted, ValueCounter
 from shard.facet.keys import NUMBER, STRING, decode_number
-from shard.facet.reader import FacetReader
-from shard.index.env import StoreEnv, Txn
-from shard.index.settings import Settings
-from shard.index.state import IndexState
 
 LINEAR_SCAN_CANDIDATES = 3000
 """At most this many candidates: numbers are ordered by their decimal strings (the reference's
 per-document path)."""
 
 
-def shard_facets(
-    env: StoreEnv,
-    txn: Txn,
-    index_id: int,
-    settings: Settings,
-    state: IndexState,
-    candidates: BitMap,
-    patterns: list[str],
-) -> dict[str, Any]:
+def shard_facets(counter: ValueCounter, patterns: list[str]) -> dict[str, Any]:
     """``{"fields": {name: {"order", "numbers": [[value, count]], "strings": [[normalised, count,
     sequence, spelling]], "stats": [min, max] | None}}, "maxValuesPerFacet"}``."""
+    settings = counter.settings
     rules = settings.get("filterableAttributes") or []
     check_facets(patterns, rules)
     limit = max_values(settings)
-    reader = FacetReader(txn, env.facets, index_id, state)
-    counter = ValueCounter(env, txn, index_id, candidates, len(candidates) == len(state.live))
     fields: dict[str, Any] = {}
-    for name in selected_fields(patterns, rules, state.facet_fields):
-        field = reader.field(name)
+    for name in selected_fields(patterns, rules, counter.reader.state.facet_fields):
+        field = counter.reader.field(name)
         if field is not None:
             fields[name] = _field(counter, field, facet_order(settings, name), limit)
     return {"fields": fields, "maxValuesPerFacet": limit}

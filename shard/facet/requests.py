@@ -9,6 +9,7 @@ from typing import Any
 
 from pyroaring import BitMap
 
+from shard.facet.counting import ValueCounter
 from shard.facet.distribution import shard_facets
 from shard.facet.search import shard_facet_search
 from shard.query.context import SearchContext
@@ -16,9 +17,9 @@ from shard.query.context import SearchContext
 
 def facet_reply(ctx: SearchContext, candidates: BitMap, params: dict[str, Any]) -> dict[str, Any] | None:
     """None when the query asks for neither."""
-    scope = (ctx.env, ctx.txn, ctx.index_id, ctx.settings, ctx.state, candidates)
+    if params.get("facetSearch") is None and params.get("facets") is None:
+        return None
+    counter = ValueCounter(ctx.env, ctx.txn, ctx.index_id, ctx.settings, ctx.state, candidates)
     if params.get("facetSearch") is not None:
-        return shard_facet_search(*scope, params["facetSearch"])
-    if params.get("facets") is not None:
-        return shard_facets(*scope, params["facets"])
-    return None
+        return shard_facet_search(counter, params["facetSearch"])
+    return shard_facets(counter, params["facets"])

@@ -13,36 +13,22 @@ from collections.abc import Callable, Iterator
 from itertools import islice
 from typing import Any
 
-from pyroaring import BitMap
-
 from common.facets import COUNT, check_facet_search, facet_order, max_values
 from shard.facet.counting import Counted, ValueCounter
 from shard.facet.keys import STRING, encode_string
-from shard.facet.reader import FacetReader
 from shard.facet.values import normalize_facet
-from shard.index.env import StoreEnv, Txn
 from shard.index.settings import Settings
-from shard.index.state import IndexState
 
 
-def shard_facet_search(
-    env: StoreEnv,
-    txn: Txn,
-    index_id: int,
-    settings: Settings,
-    state: IndexState,
-    candidates: BitMap,
-    request: dict[str, Any],
-) -> dict[str, Any]:
+def shard_facet_search(counter: ValueCounter, request: dict[str, Any]) -> dict[str, Any]:
     """``{"order", "maxValuesPerFacet", "hits": [[normalised, count, sequence, spelling]]}``."""
-    name = request["facetName"]
+    name, settings = request["facetName"], counter.settings
     check_facet_search(name, settings)
     order, limit = facet_order(settings, name), max_values(settings)
     reply: dict[str, Any] = {"order": order, "maxValuesPerFacet": limit, "hits": []}
-    field = FacetReader(txn, env.facets, index_id, state).field(name)
+    field = counter.reader.field(name)
     if field is None:
         return reply
-    counter = ValueCounter(env, txn, index_id, candidates, len(candidates) == len(state.live))
     matches = _matches(counter, field, name, settings, normalize_facet(request.get("facetQuery") or ""))
     reply["hits"] = counter.labelled(field, list(matches if order == COUNT else islice(matches, limit)))
     return reply
