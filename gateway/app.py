@@ -18,6 +18,7 @@ from gateway.http.errors import handle_exception
 from gateway.http.routing import PREFLIGHT_PATH, GatewayRouter
 from gateway.routes import (
     documents,
+    facet_search,
     health,
     indexes,
     keys,
@@ -42,7 +43,8 @@ def create_app(config: Config, name: str = "sift") -> Sanic:
     app.ctx.search_queue = SearchQueue.from_config(config)
     app.ctx.keys = KeyRing(config.master_key)
     app.ctx.guard = Guard(config.master_key, app.ctx.keys)
-    for module in (health, version, indexes, documents, settings, tasks, stats, search, multi_search, keys):
+    routes = (health, version, indexes, documents, settings, tasks, stats, search, facet_search, multi_search)
+    for module in (*routes, keys):
         app.blueprint(module.bp)
     require_route_actions(app)
     app.error_handler.add(Exception, handle_exception)

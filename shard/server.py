@@ -54,6 +54,7 @@ class ShardService(shard_pb2_grpc.ShardServicer):
             candidates=result.candidates,
             index_found=True,
             max_total_hits=result.max_total_hits,
+            facets_json=b"" if result.facets is None else orjson.dumps(result.facets),
         )
 
     async def ApplyBatch(

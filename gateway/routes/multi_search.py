@@ -17,6 +17,7 @@ from common.errors import ApiError
 from gateway.auth.requests import access_of
 from gateway.http.requests import json_body
 from gateway.http.responses import json_response
+from gateway.search.federated_facets import federated_facets
 from gateway.search.federation import federated_response
 from gateway.search.multi import Query, QueryError, parse_multi_search
 from gateway.search.params import page_window
@@ -41,8 +42,17 @@ async def multi_search(request: Request) -> HTTPResponse:
         window = page_window(search.federation)
         wanted = window[0] + window[1]
         runs = [search_index(app, query.index_uid, query.params, wanted) for query in search.queries]
-        found: list[IndexSearch] = await _each(search.queries, runs)
-        return json_response(federated_response(search.queries, found, search.federation, started))
+        faceting = asyncio.ensure_future(federated_facets(app, search.queries, search.federation))
+        try:
+            found: list[IndexSearch] = await _each(search.queries, runs)
+        except BaseException:
+            # A query's error comes first; the facet run's own outcome is dropped.
+            faceting.cancel()
+            await asyncio.gather(faceting, return_exceptions=True)
+            raise
+        facets = await faceting
+        body = federated_response(search.queries, found, search.federation, started, facets)
+        return json_response(body)
 
 
 async def _single(app: Sanic, query: Query) -> dict[str, Any]:

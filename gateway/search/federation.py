@@ -69,14 +69,19 @@ def federated_total(queries: Sequence[Query], results: Sequence[IndexSearch]) ->
 
 
 def federated_response(
-    queries: Sequence[Query], results: Sequence[IndexSearch], federation: dict[str, Any], started: float
+    queries: Sequence[Query],
+    results: Sequence[IndexSearch],
+    federation: dict[str, Any],
+    started: float,
+    facets: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """The §2.3 response (no ``query`` key; facets and distinct come with the next features)."""
+    """The §2.3 response (no ``query`` key); ``facets``: the facet keys (``federated_facets.py``)."""
     window = page_window(federation)
     offset, limit, _ = window
     hits = [_federated_hit(*pair) for pair in merge_federated(queries, results, offset + limit)[offset:]]
     total = federated_total(queries, results)
     body: dict[str, Any] = {"hits": hits, "processingTimeMs": int((time.perf_counter() - started) * 1000)}
     add_page_fields(body, window, federation, total)
+    body.update(facets or {})
     body["requestUid"] = uuid7()
     return body

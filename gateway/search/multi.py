@@ -36,11 +36,9 @@ _FEDERATION_ONLY = {
         " `federation.showPerformanceDetails` to show performance details of the federated search",
     ),
 }
-# Federation options whose behaviour comes with facet and distinct support: refused unless absent or
-# inert (an empty ``facetsByIndex``), rather than silently ignored.
+# Federation options whose behaviour comes with distinct support: refused unless absent, rather than
+# silently ignored.
 _FEDERATION_PENDING: dict[str, tuple[str, tuple[Any, ...]]] = {
-    "facetsByIndex": ("invalid_multi_search_facets_by_index", (None, {})),
-    "mergeFacets": ("invalid_multi_search_merge_facets", (None,)),
     "distinct": ("invalid_search_distinct", (None,)),
     "personalize": ("invalid_search_personalize", (None,)),
 }

@@ -124,13 +124,12 @@ QUERY = QuerySchema(
     }
 )
 
-# Parameters validated by the schemas above whose behaviour comes with later work (facets, sort,
-# distinct, personalisation). Sending one with a non-default value is refused rather than
+# Parameters validated by the schemas above whose behaviour comes with later work (sort, distinct,
+# personalisation). Sending one with a non-default value is refused rather than
 # silently ignored, so that no client gets results that look right but are not.
 _PENDING = {
     "sort": "invalid_search_sort",
     "distinct": "invalid_search_distinct",
-    "facets": "invalid_search_facets",
     "personalize": "invalid_search_personalize",
 }
 

@@ -9,6 +9,7 @@ import uuid
 from typing import Any
 
 from common.settings.pagination import capped_window
+from gateway.search.facets import merge_facets
 from gateway.search.params import DEFAULT_LIMIT
 from gateway.search.runner import IndexSearch, render_hit
 
@@ -27,6 +28,9 @@ def search_response(
         "processingTimeMs": int((time.perf_counter() - started) * 1000),
     }
     add_page_fields(body, window, params, total)
+    if params.get("facets") is not None:
+        facets = merge_facets(result.facets, result.candidates, params["facets"])
+        body["facetDistribution"], body["facetStats"] = facets.distribution(), facets.stats()
     body["requestUid"] = uuid7()
     return body
 

@@ -8,7 +8,7 @@ would return.
 from __future__ import annotations
 
 import heapq
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import orjson
@@ -45,6 +45,8 @@ class IndexSearch:
     """Best first, at most the ``wanted`` asked for."""
     candidates: int
     max_total_hits: int
+    facets: list[dict[str, Any]] = field(default_factory=list)
+    """Each shard's facet reply when the query asked for facets (summed by ``gateway/search/facets``)."""
 
 
 async def search_index(app: Sanic, uid: str, params: dict[str, Any], wanted: int) -> IndexSearch:
@@ -69,7 +71,8 @@ async def search_index(app: Sanic, uid: str, params: dict[str, Any], wanted: int
     cap = max((reply.max_total_hits for reply in found), default=0) or DEFAULT_MAX_TOTAL_HITS
     pages = [[_ranked(entry) for entry in orjson.loads(reply.hits_json)] for reply in found]
     merged = list(heapq.merge(*pages, key=RankedHit.order))[:wanted]
-    return IndexSearch(merged, sum(reply.candidates for reply in found), cap)
+    facets = [orjson.loads(reply.facets_json) for reply in found if reply.facets_json]
+    return IndexSearch(merged, sum(reply.candidates for reply in found), cap, facets)
 
 
 async def _term_counts(cluster: Any, uid: str, shard_query: dict[str, Any]) -> list[int]:

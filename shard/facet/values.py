@@ -2,8 +2,9 @@
 
 Array elements count individually and nested objects are flattened into dotted paths. A field is
 ``null`` or ``empty`` only when its own value is (``null``; ``""``, ``[]``, ``{}``): a null inside an
-array makes the field exist, nothing more. Strings are normalised (trimmed, NFKD, lowercased),
-booleans are the strings ``true``/``false``, numbers are floats (non-finite ones are dropped).
+array makes the field exist, nothing more. Strings are normalised (trimmed, NFKD, lowercased) and keep
+the document's first spelling of each (facet distributions show one); booleans are the strings
+``true``/``false``, numbers are floats (non-finite ones are dropped).
 """
 
 from __future__ import annotations
@@ -36,7 +37,8 @@ def facet_number(text: str) -> float | None:
 @dataclass
 class FieldFacets:
     numbers: set[float] = field(default_factory=set)
-    strings: set[str] = field(default_factory=set)
+    strings: dict[str, str] = field(default_factory=dict)
+    """Normalised value -> the document's first original spelling of it."""
     null: bool = False
     empty: bool = False
 
@@ -64,11 +66,12 @@ def _visit(found: dict[str, FieldFacets], fields: FacetedFields, path: str, valu
 def _leaf(facets: FieldFacets, value: Any, own: bool) -> None:
     if isinstance(value, str):
         if value:
-            facets.strings.add(normalize_facet(value))
+            facets.strings.setdefault(normalize_facet(value), value)
         elif own:
             facets.empty = True
     elif isinstance(value, bool):
-        facets.strings.add("true" if value else "false")
+        text = "true" if value else "false"
+        facets.strings.setdefault(text, text)
     elif isinstance(value, int | float):
         number = _finite(value)
         if number is not None:

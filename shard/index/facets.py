@@ -9,7 +9,18 @@ from __future__ import annotations
 
 from typing import Any
 
-from shard.facet.keys import EMPTY, EXISTS, NULL, NUMBER, STRING, encode_number, encode_string, field_prefix
+from shard.facet.keys import (
+    EMPTY,
+    EXISTS,
+    NULL,
+    NUMBER,
+    SPELLING,
+    STRING,
+    encode_number,
+    encode_spelling,
+    encode_string,
+    field_prefix,
+)
 from shard.facet.rules import FacetedFields
 from shard.facet.values import document_facets
 from shard.index.env import index_prefix
@@ -49,4 +60,8 @@ class FacetIndexer:
                 keys.append(prefix + EMPTY)
             keys.extend(prefix + NUMBER + encode_number(number) for number in facets.numbers)
             keys.extend(prefix + STRING + encode_string(string) for string in facets.strings)
+            keys.extend(
+                prefix + SPELLING + encode_spelling(string, original)
+                for string, original in facets.strings.items()
+            )
         return keys

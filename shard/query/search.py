@@ -15,6 +15,7 @@ from common.documents.projection import select_attributes
 from common.errors import ApiError
 from common.settings.pagination import capped_window, max_total_hits
 from shard.analysis import iso639_3
+from shard.facet.requests import facet_reply
 from shard.filter.apply import filtered_out
 from shard.highlight import NO_MATCH, FormatOptions, HitFormatter, QueryMatcher
 from shard.index.codec import DocumentCodec
@@ -43,6 +44,8 @@ class SearchResult:
     max_total_hits: int
     term_counts: list[int] | None = None
     """With ``countTerms``: each query term's matching documents, for the frequency strategy."""
+    facets: dict[str, Any] | None = None
+    """With ``facets`` or ``facetSearch``: this shard's counts over the candidates (shard/facet/)."""
 
 
 def search(
@@ -84,10 +87,11 @@ def search(
             threshold=params.get("rankingScoreThreshold"),
             term_counts=params.get("termCounts"),
         )
-        outcome = ranker.rank(ranker.universe() - excluded, wanted)
+        docs = ranker.universe() - excluded
+        outcome = ranker.rank(docs, wanted)
         ranked, candidates = outcome.docs, outcome.candidates
     entries = _entries(ctx, query, derivations, ranked, params)
-    return SearchResult(entries, candidates, cap)
+    return SearchResult(entries, candidates, cap, facets=facet_reply(ctx, docs, params))
 
 
 def _check_embedder(index_uid: str, settings: Settings, hybrid: dict[str, Any] | None) -> None:

@@ -1,0 +1,107 @@
+"""Facets of a federated search (search.md §2.3): ``facetsByIndex``, or merged with ``mergeFacets``.
+
+Each index of ``facetsByIndex`` gets one facet run (a search asking for no hits) beside the hit
+searches, so its errors carry the federation's prefix. It counts over the candidates of the index's
+first query: exact when an index is queried once; with several queries on one index the reference
+counts their union, which this approximates by the first query. An index that no query names is
+checked (it must exist, its facets be filterable) and shows its fields with no values.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from typing import Any
+
+from sanic import Sanic
+
+from common.errors import ApiError
+from common.facets import COUNT
+from gateway.search.facets import Facets, FieldCounts, merge_facets
+from gateway.search.multi import Query
+from gateway.search.runner import search_index
+
+
+class FacetsByIndexError(ApiError):
+    """An error of one index's facets, located in ``federation.facetsByIndex``; never a 404."""
+
+    def __init__(self, uid: str, error: ApiError, queried: bool) -> None:
+        code = "invalid_multi_search_facets" if error.code == "invalid_search_facets" else error.code
+        note = "" if queried else f"\n - Note: index `{uid}` is not used in queries"
+        super().__init__(code, f"Inside `.federation.facetsByIndex.{uid}`: {error.message}{note}")
+
+    @property
+    def status(self) -> int:
+        return 400 if self.code == "index_not_found" else super().status
+
+
+async def federated_facets(
+    app: Sanic, queries: Sequence[Query], federation: dict[str, Any]
+) -> dict[str, Any] | None:
+    """The response's facet keys; None when ``facetsByIndex`` names no index."""
+    by_index: dict[str, list[str] | None] = federation.get("facetsByIndex") or {}
+    if not by_index:
+        return None
+    runs = [_index_facets(app, uid, patterns or [], queries) for uid, patterns in by_index.items()]
+    found: list[Facets] = []
+    for outcome in await asyncio.gather(*runs, return_exceptions=True):
+        if isinstance(outcome, BaseException):
+            raise outcome
+        found.append(outcome)
+    merge = federation.get("mergeFacets")
+    if merge is None:
+        return {
+            "facetsByIndex": {
+                uid: {"distribution": facets.distribution(), "stats": facets.stats()}
+                for uid, facets in zip(by_index, found, strict=True)
+            }
+        }
+    merged = _merged(list(by_index), found)
+    limit = merge.get("maxValuesPerFacet")
+    return {"facetDistribution": merged.distribution_within(limit), "facetStats": merged.stats()}
+
+
+async def _index_facets(app: Sanic, uid: str, patterns: list[str], queries: Sequence[Query]) -> Facets:
+    query = next((query for query in queries if query.index_uid == uid), None)
+    params = {"facets": patterns} if query is None else {**query.params, "facets": patterns}
+    try:
+        result = await search_index(app, uid, params, 0)
+        facets = merge_facets(result.facets, result.candidates, patterns)
+    except ApiError as error:
+        raise FacetsByIndexError(uid, error, query is not None) from None
+    if query is None:
+        facets.fields = {name: FieldCounts(counts.order) for name, counts in facets.fields.items()}
+    return facets
+
+
+class MergedFacets(Facets):
+    """Facets of several indexes: each index's shown values (its own cut), summed per facet."""
+
+    def distribution_within(self, limit: int | None) -> dict[str, dict[str, int]]:
+        return {
+            name: counts.distribution(limit, self.candidates) for name, counts in sorted(self.fields.items())
+        }
+
+
+def _merged(uids: list[str], found: list[Facets]) -> MergedFacets:
+    merged = MergedFacets()
+    ordered_by: dict[str, str] = {}
+    for uid, facets in zip(uids, found, strict=True):
+        merged.candidates += facets.candidates
+        for name, counts in facets.fields.items():
+            previous = ordered_by.setdefault(name, uid)
+            into = merged.fields.setdefault(name, FieldCounts(counts.order))
+            if into.order != counts.order:
+                raise ApiError(
+                    "invalid_multi_search_facet_order",
+                    f"Inconsistent order for values in facet `{name}`: index `{previous}` orders"
+                    f" {_said(into.order)}, but index `{uid}` orders {_said(counts.order)}.\n - Hint:"
+                    " Remove `federation.mergeFacets` or change `faceting.sortFacetValuesBy` to be"
+                    " consistent in settings.",
+                )
+            into.merge(counts.top(facets.max_values, facets.candidates))
+    return merged
+
+
+def _said(order: str) -> str:
+    return "by count" if order == COUNT else "alphabetically"

@@ -1,0 +1,106 @@
+"""Counting one field's facet values within a set of candidate documents, in key order.
+
+Distributions and facet search both walk a field's number or string keys (see keys.py), keep the
+values some candidate has, and for strings name the spelling to show: the original spelling of the
+value's first candidate document, with that document's sequence so that the gateway can pick the
+first in insertion order across shards.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from pyroaring import BitMap
+
+from shard.facet.keys import NUMBER, SPELLING, STRING, decode_number
+from shard.facet.reader import FacetReader
+from shard.index.env import Database, StoreEnv, Txn
+from shard.index.postings import decode_bitmap, scan
+from shard.index.sequence import read_sequences
+from shard.index.settings import Settings
+from shard.index.state import IndexState
+
+
+@dataclass(frozen=True, slots=True)
+class Counted:
+    encoded: bytes
+    """The value as its key stores it (after the field prefix and kind)."""
+    count: int
+    first: int
+    """The lowest candidate document id holding the value (ids follow insertion order)."""
+
+
+class ValueCounter:
+    """Counts within ``candidates`` (``everything``: they are all the index's live documents, so a
+    value's own bitmap is the answer and no intersection is needed), with the index's settings."""
+
+    def __init__(
+        self,
+        env: StoreEnv,
+        txn: Txn,
+        index_id: int,
+        settings: Settings,
+        state: IndexState,
+        candidates: BitMap,
+    ) -> None:
+        self.env = env
+        self.txn = txn
+        self.db: Database = env.facets
+        self.index_id = index_id
+        self.settings = settings
+        self.reader = FacetReader(txn, env.facets, index_id, state)
+        self.candidates = candidates
+        self.everything = len(candidates) == len(state.live)
+
+    def values(
+        self, field: bytes, kind: bytes, start: bytes = b"", *, prefixed: bool = False
+    ) -> Iterator[Counted]:
+        """The values of one kind that some candidate has, in key order, from ``start`` on (only those
+        starting with it when ``prefixed``)."""
+        prefix = field + kind
+        for key, stored in scan(self.txn, self.db, prefix + start, prefix + start if prefixed else prefix):
+            counted = self._count(key[len(prefix) :], stored)
+            if counted is not None:
+                yield counted
+
+    def last_number(self, field: bytes) -> float | None:
+        """The highest number some candidate has: a backward walk from the end of the field's numbers."""
+        prefix = field + NUMBER
+        cursor = self.txn.cursor(self.db)
+        found = cursor.prev() if cursor.set_range(field + STRING) else cursor.last()
+        while found:
+            key = cursor.key()
+            if not key.startswith(prefix):
+                return None
+            if self._count(key[len(prefix) :], cursor.value()) is not None:
+                return decode_number(key[len(prefix) :])
+            found = cursor.prev()
+        return None
+
+    def _count(self, encoded: bytes, stored: bytes) -> Counted | None:
+        docs = decode_bitmap(stored)
+        if not self.everything:
+            docs &= self.candidates
+        if not docs:
+            return None
+        return Counted(encoded, len(docs), docs.min())
+
+    def labelled(self, field: bytes, strings: list[Counted]) -> list[list[object]]:
+        """``[normalised, count, sequence, spelling]`` per string value: what the gateway merges."""
+        if not strings:
+            return []
+        sequences = read_sequences(self.env, self.txn, self.index_id, [value.first for value in strings])
+        return [
+            [value.encoded.decode(), value.count, sequence, self._spelling(field, value)]
+            for value, sequence in zip(strings, sequences, strict=True)
+        ]
+
+    def _spelling(self, field: bytes, value: Counted) -> str:
+        """The original spelling of the value in its first candidate document."""
+        prefix = field + SPELLING + value.encoded + b"\x00"
+        spellings = list(scan(self.txn, self.db, prefix))
+        for key, stored in spellings:
+            if len(spellings) == 1 or value.first in decode_bitmap(stored):
+                return key[len(prefix) :].decode()
+        return value.encoded.decode()
