@@ -162,6 +162,21 @@ class ApiError(Exception):
         return f"ApiError({self.code!r}, {self.message!r})"
 
 
+class ParameterError(Exception):
+    """An error whose message is fixed but whose code depends on the route that met it.
+
+    A filter or sort is parsed the same way for search, similar documents and document lists, each
+    answering with its own code (``invalid_search_filter``, ``invalid_document_filter``, ...).
+    """
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+    def api_error(self, code: str) -> ApiError:
+        return ApiError(code, self.message)
+
+
 def _ticked(values: Iterable[str]) -> str:
     return ", ".join(f"`{value}`" for value in values)
 

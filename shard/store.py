@@ -13,7 +13,7 @@ from shard.index.documents import Document, read_document, read_documents
 from shard.index.env import StoreEnv
 from shard.index.settings import load_settings
 from shard.index.state import load_state
-from shard.query.record_cache import RecordCache
+from shard.query.read_cache import ReadCache
 from shard.query.search import SearchResult, search
 
 
@@ -31,7 +31,7 @@ class ShardStore:
     def __init__(self, path: Path) -> None:
         self.env = StoreEnv(path)
         self.codec = DocumentCodec()
-        self.records = RecordCache()
+        self.cache = ReadCache()
 
     def close(self) -> None:
         self.env.close()
@@ -42,7 +42,7 @@ class ShardStore:
         try:
             return apply_batch(self.env, self.codec, batch_uid, operations, should_abort)
         finally:
-            self.records.invalidate()
+            self.cache.invalidate()
 
     def applied_batch(self, batch_uid: int) -> BatchResult | None:
         with self.env.lmdb.begin() as txn:
@@ -71,13 +71,13 @@ class ShardStore:
 
     def search(self, index_uid: str, params: dict[str, Any]) -> SearchResult | None:
         """None when this shard has never held the index."""
-        generation = self.records.generation  # read before the snapshot, see RecordCache.put
+        generation = self.cache.generation  # read before the snapshot, see ReadCache
         with self.env.lmdb.begin() as txn:
             index_id = catalog.lookup(self.env, txn, index_uid)
             if index_id is None:
                 return None
             settings = load_settings(self.env, txn, index_id)
-            cached = (self.records, generation)
+            cached = (self.cache, generation)
             return search(self.env, self.codec, txn, index_id, index_uid, settings, params, cached)
 
     def index_stats(self, index_uid: str) -> dict[str, Any]:

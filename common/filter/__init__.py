@@ -1,1 +1,1 @@
-"""Filter expressions (search.md §4): the shared tree; the parser arrives with issue 6."""
+"""Filter expressions (search.md §4): the shared tree (``ast``) and the parser (``parse.parse_filter``)."""

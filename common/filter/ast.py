@@ -9,6 +9,7 @@ errors (an attribute that is not filterable, an operator its rule forbids) can p
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Literal, TypeAlias
 
@@ -17,10 +18,15 @@ CompareOp = Literal["=", "!=", ">", ">=", "<", "<="]
 
 @dataclass(frozen=True, slots=True)
 class Span:
-    """1-based character columns of a fragment of the original filter string (end = start + length)."""
+    """1-based character columns of a fragment of the original filter string (end = start + length).
+
+    ``source`` is that filter string (an array-form filter has several), so that errors found after parsing
+    can print the contract's position line; it takes no part in comparisons.
+    """
 
     start: int
     end: int
+    source: str = dataclasses.field(default="", compare=False, repr=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,10 +86,14 @@ class IsEmpty:
 
 @dataclass(frozen=True, slots=True)
 class Contains:
-    """``field CONTAINS value`` (experimental ``containsFilter``); negation wraps it in ``Not``."""
+    """``field CONTAINS value`` (experimental ``containsFilter``); negation wraps it in ``Not``.
+
+    ``keyword`` is where ``CONTAINS`` is written: the feature error points there.
+    """
 
     field: Token
     value: Token
+    keyword: Span | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -5,17 +5,23 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+import orjson
+from pyroaring import BitMap
+
 from common.errors import ApiError
+from common.settings.patterns import pattern_matches
 from shard.analysis import AnalysisConfig, Analyzer
-from shard.analysis.attributes import paths_related, pattern_matches
+from shard.analysis.attributes import paths_related
 from shard.index.blocks import BLOCK_SIZE, block_key, unpack_block
 from shard.index.codec import DocumentCodec
+from shard.index.documents import Document
 from shard.index.env import StoreEnv, Txn
 from shard.index.indexer import analyzer_for
-from shard.index.records import FieldTokens, decode_record
+from shard.index.postings import term_docs
 from shard.index.settings import Settings, searchable_attributes
 from shard.index.state import IndexState
-from shard.query.record_cache import RecordCache
+from shard.query.read_cache import DOCUMENT_BLOCKS, RECORDS, ReadCache
+from shard.query.record_view import EMPTY_VIEW, RecordView, view_record
 
 _MAX_CACHED_BLOCKS = 256
 
@@ -36,12 +42,13 @@ class SearchContext:
     """Field ids the query may match in (``attributesToSearchOn``); None for every field."""
     exact_fields: set[int] = field(default_factory=set)
     """Fields of ``typoTolerance.disableOnAttributes``: matched without typos only."""
-    cache: RecordCache | None = None
+    cache: ReadCache | None = None
     generation: int = 0
-    """The cache generation when the snapshot began (see ``RecordCache.put``)."""
+    """The cache generation when the snapshot began (see ``ReadCache``)."""
     _blocks: dict[int, list[bytes | None]] = field(default_factory=dict, repr=False)
-    _records: dict[int, list[FieldTokens]] = field(default_factory=dict, repr=False)
+    _records: dict[int, RecordView] = field(default_factory=dict, repr=False)
     _weights: dict[int, int] = field(default_factory=dict, repr=False)
+    _word_docs: dict[tuple[str, frozenset[int] | None], BitMap] = field(default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
         self.analyzer = analyzer_for(AnalysisConfig.from_settings(self.settings))
@@ -94,13 +101,24 @@ class SearchContext:
     def max_weight(self) -> int:
         return 0 if self.searchable is None else len(self.searchable) - 1
 
-    def record(self, doc_id: int) -> list[FieldTokens]:
+    def word_docs(self, word: str, fields: set[int] | None) -> BitMap:
+        """Documents having ``word`` in one of ``fields`` (every field when None); matching and the
+        per-document rules ask for the same words, so each is read once per search. A copy: callers
+        update their sets in place."""
+        key = (word, None if fields is None else frozenset(fields))
+        docs = self._word_docs.get(key)
+        if docs is None:
+            docs = self._word_docs[key] = term_docs(self.txn, self.env.words, self.index_id, word, fields)
+        return BitMap(docs)
+
+    def record(self, doc_id: int) -> RecordView:
         """The document's token record; blocks stay decoded for neighbours read next."""
         record = self._records.get(doc_id)
         if record is not None:
             return record
+        key = (RECORDS, self.index_id, doc_id)
         if self.cache is not None:
-            record = self.cache.get(self.index_id, doc_id)
+            record = self.cache.get(key)
             if record is not None:
                 self._records[doc_id] = record
                 return record
@@ -112,8 +130,23 @@ class SearchContext:
             stored = self.txn.get(block_key(self.index_id, doc_id), db=self.env.records)
             slots = self._blocks[block_id] = [] if stored is None else unpack_block(self.codec, stored)
         value = slots[doc_id % BLOCK_SIZE] if slots else None
-        record = [] if value is None else decode_record(value)
+        record = EMPTY_VIEW if value is None else view_record(value)
         self._records[doc_id] = record
-        if self.cache is not None and record:
-            self.cache.put(self.generation, self.index_id, doc_id, record)
+        if self.cache is not None and record.words:
+            self.cache.put(self.generation, key, record, record.weight)
         return record
+
+    def document(self, doc_id: int) -> Document | None:
+        """A stored document; its decompressed block is shared with later searches."""
+        key = (DOCUMENT_BLOCKS, self.index_id, doc_id // BLOCK_SIZE)
+        slots: list[bytes | None] | None = None if self.cache is None else self.cache.get(key)
+        if slots is None:
+            stored = self.txn.get(block_key(self.index_id, doc_id), db=self.env.documents)
+            if stored is None:
+                return None
+            slots = unpack_block(self.codec, stored)
+            if self.cache is not None:
+                self.cache.put(self.generation, key, slots, sum(len(value or b"") for value in slots) + 64)
+        value = slots[doc_id % BLOCK_SIZE]
+        return None if value is None else orjson.loads(value)
+

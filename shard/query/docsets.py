@@ -73,7 +73,7 @@ def _typo_fields(ctx: SearchContext) -> set[int] | None:
 def _word_docs(ctx: SearchContext, word: str, fields: set[int] | None) -> BitMap:
     if fields is not None and not fields:
         return BitMap()
-    return term_docs(ctx.txn, ctx.env.words, ctx.index_id, word, fields)
+    return ctx.word_docs(word, fields)
 
 
 def _prefix_docs(ctx: SearchContext, derivations: Derivations) -> BitMap:
@@ -111,6 +111,6 @@ def phrase_docs(
         for doc_id in docs
         if any(
             (fields is None or entry.field_id in fields) and phrase_positions(entry, words)
-            for entry in ctx.record(doc_id)
+            for entry in ctx.record(doc_id).fields
         )
     )

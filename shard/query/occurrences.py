@@ -8,14 +8,27 @@ with ``list.index``, so a long field costs little more than its number of matche
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from dataclasses import dataclass
+from typing import Any
+
+from pyroaring import BitMap
 
 from shard.index.records import FieldTokens
+from shard.query.context import SearchContext
 from shard.query.derivations import STEM_COST, Derivations, WordMatch
+from shard.query.record_view import RecordView
+
+_FEW_WORDS = 4
+_WORDS_PER_DOCUMENT = 10
+"""Probing a record for the query's words costs about as much as ten bitmap intersections."""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Occurrence:
+    """Not frozen: a frozen dataclass costs five times as much to build, and documents with a common
+    prefix in every field build thousands."""
+
     derivation: int
     """Index of the derivation (in the query's derivation list) that matched."""
     field_id: int
@@ -26,15 +39,39 @@ class Occurrence:
 
 
 def phrase_positions(entry: FieldTokens, words: tuple[str | None, ...]) -> list[int]:
-    """Start positions where ``words`` occur consecutively in the field (None = any one word)."""
+    """Start positions where ``words`` occur consecutively in the field (None = any one word: stop
+    words are not stored but keep their position)."""
     anchor = next(offset for offset, word in enumerate(words) if word is not None)
-    at = dict(zip(entry.positions, entry.words, strict=True))
+    positions, field_words = entry.positions, entry.words
     starts = []
     for position in _positions_of(entry, words[anchor]):  # type: ignore[arg-type]
         start = position - anchor
-        if all(word is None or at.get(start + offset) == word for offset, word in enumerate(words)):
+        for offset, word in enumerate(words):
+            if word is None or offset == anchor:
+                continue
+            at = bisect_left(positions, start + offset)
+            if at == len(positions) or positions[at] != start + offset or field_words[at] != word:
+                break
+        else:
             starts.append(start)
     return starts
+
+
+def _indexes_of(words: list[str], wanted: dict[str, Any]) -> list[int]:
+    """Indexes in ``words`` of the ``wanted`` words: ``list.index`` scans in C for a few words, one
+    pass in Python beats it when a short prefix matches many."""
+    if len(wanted) > _FEW_WORDS:
+        return [index for index, word in enumerate(words) if word in wanted]
+    found: list[int] = []
+    for word in wanted:
+        index = -1
+        while True:
+            try:
+                index = words.index(word, index + 1)
+            except ValueError:
+                break
+            found.append(index)
+    return found
 
 
 def _positions_of(entry: FieldTokens, word: str) -> list[int]:
@@ -76,46 +113,60 @@ class DocMatcher:
                 self.words.setdefault(word, []).append((number, match))
             for words, match in derivation.phrases:
                 self.phrases.append((number, words, match))
-        self._keys = self.words.keys()
+        self._keys = frozenset(self.words).union(
+            word for _, words, _ in self.phrases for word in words if word is not None
+        )
 
-    def occurrences(self, record: list[FieldTokens]) -> list[Occurrence]:
+    def occurrences(self, record: RecordView, holds: set[str] | None = None) -> list[Occurrence]:
+        """``holds``: the query's words the document has, when already known from their postings."""
         found: list[Occurrence] = []
-        allowed, exact_fields = self.allowed_fields, self.exact_fields
-        for entry in record:
-            field_id = entry.field_id
+        allowed, exact_fields, listed = self.allowed_fields, self.exact_fields, self.words
+        words, field_ids, positions = record.words, record.field_ids, record.positions
+        present = self._keys.intersection(words) if holds is None else holds
+        matched = {word: listed[word] for word in present if word in listed}
+        if self.prefixes:
+            self._match_prefixes(record, matched)
+        for index in _indexes_of(words, matched):
+            field_id = field_ids[index]
             if allowed is not None and field_id not in allowed:
                 continue
             exact_only = field_id in exact_fields
-            distinct = set(entry.words)
-            matched: dict[str, list[tuple[int, WordMatch]]] = {
-                word: self.words[word] for word in distinct & self._keys
-            }
-            if self.prefixes:
-                self._match_prefixes(distinct, matched)
-            for word, matches in matched.items():
-                positions = _positions_of(entry, word)
-                for number, match in matches:
-                    if exact_only and match.typos:
-                        continue
-                    found.extend(
-                        Occurrence(number, field_id, position, position, match) for position in positions
-                    )
-            for number, words, match in self.phrases:
-                if exact_only and match.typos:
+            position = positions[index]
+            for number, match in matched[words[index]]:
+                if not (exact_only and match.typos):
+                    found.append(Occurrence(number, field_id, position, position, match))
+        for number, phrase, match in self.phrases:
+            if any(word is not None and word not in present for word in phrase):
+                continue
+            span = len(phrase) - 1
+            for entry in record.fields:
+                field_id = entry.field_id
+                if allowed is not None and field_id not in allowed:
                     continue
-                if any(word is not None and word not in distinct for word in words):
+                if field_id in exact_fields and match.typos:
                     continue
-                span = len(words) - 1
-                found.extend(
-                    Occurrence(number, field_id, start, start + span, match)
-                    for start in phrase_positions(entry, words)
-                )
+                for start in phrase_positions(entry, phrase):
+                    found.append(Occurrence(number, field_id, start, start + span, match))
         return found
 
-    def _match_prefixes(self, distinct: set[str], matched: dict[str, list[tuple[int, WordMatch]]]) -> None:
-        """Prefixes too broad to list (one or two letters on a large index): every word is tested."""
-        for word in distinct:
-            extra = [(number, match) for prefix, number, match in self.prefixes if word.startswith(prefix)]
-            if extra:
-                known = {number for number, _ in matched.get(word, ())}
-                matched[word] = [*matched.get(word, ()), *(entry for entry in extra if entry[0] not in known)]
+    def holdings(self, ctx: SearchContext, docs: BitMap) -> dict[int, set[str]] | None:
+        """The query's words (listed or in phrases) each of ``docs`` has, from the words' postings;
+        None when probing each document's record would be cheaper (many words, few documents)."""
+        if len(self._keys) > _WORDS_PER_DOCUMENT * len(docs):
+            return None
+        holdings: dict[int, set[str]] = {doc_id: set() for doc_id in docs}
+        for word in self._keys:
+            for doc_id in ctx.word_docs(word, self.allowed_fields) & docs:
+                holdings[doc_id].add(word)
+        return holdings
+
+    def _match_prefixes(self, record: RecordView, matched: dict[str, list[tuple[int, WordMatch]]]) -> None:
+        """Prefixes too broad to list (one or two letters on a large index) are looked up in the
+        document's own vocabulary."""
+        for prefix, number, match in self.prefixes:
+            for word in record.starting_with(prefix):
+                known = matched.get(word)
+                if known is None:
+                    matched[word] = [(number, match)]
+                elif all(entry[0] != number for entry in known):
+                    matched[word] = [*known, (number, match)]

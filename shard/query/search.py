@@ -17,7 +17,6 @@ from common.settings.pagination import capped_window, max_total_hits
 from shard.analysis import iso639_3
 from shard.highlight import NO_MATCH, FormatOptions, HitFormatter, QueryMatcher
 from shard.index.codec import DocumentCodec
-from shard.index.documents import read_by_id
 from shard.index.env import StoreEnv, Txn
 from shard.index.sequence import read_sequences
 from shard.index.settings import Settings, displayed_attributes
@@ -30,7 +29,7 @@ from shard.query.parse import ParsedQuery, parse_query
 from shard.query.ranking.bucket_sort import RankedDoc, Ranker
 from shard.query.ranking.coverage import Coverage
 from shard.query.ranking.score import details, score, sort_key
-from shard.query.record_cache import RecordCache
+from shard.query.read_cache import ReadCache
 
 Entry = list[Any]
 """``[sequence, sort key, score, score details, hit]``: what the gateway merges and renders."""
@@ -53,7 +52,7 @@ def search(
     index_uid: str,
     settings: Settings,
     params: dict[str, Any],
-    cached: tuple[RecordCache, int] | None = None,
+    cached: tuple[ReadCache, int] | None = None,
 ) -> SearchResult:
     """``cached``: the shard's record cache and its generation when ``txn`` began."""
     _check_embedder(index_uid, settings, params.get("hybrid"))
@@ -147,7 +146,7 @@ def _entries(
     sequences = read_sequences(ctx.env, ctx.txn, ctx.index_id, [doc.doc_id for doc in ranked])
     entries: list[Entry] = []
     for doc, sequence in zip(ranked, sequences, strict=True):
-        document = read_by_id(ctx.env, ctx.codec, ctx.txn, ctx.index_id, doc.doc_id)
+        document = ctx.document(doc.doc_id)
         if document is None:
             continue
         if displayed is not None:

@@ -115,6 +115,7 @@ class Ranker:
         over_budget = self.budget is not None and costs.evaluated() + len(docs) > self.budget
         if over_budget or time.monotonic() > self.deadline:
             return None
+        costs.prepare(docs)
         groups: dict[CostKey, list[int]] = {}
         for doc_id in docs:
             groups.setdefault(key(doc_id), []).append(doc_id)

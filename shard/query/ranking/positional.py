@@ -9,6 +9,8 @@ from __future__ import annotations
 import itertools
 from bisect import bisect_left
 
+from pyroaring import BitMap
+
 from shard.query.context import SearchContext
 from shard.query.derivations import Derivations
 from shard.query.occurrences import DocMatcher, Occurrence
@@ -41,15 +43,29 @@ class DocumentCosts:
         self.by_attribute = ctx.settings.get("proximityPrecision") == "byAttribute"
         self._occurrences: dict[int, list[Occurrence]] = {}
         self._per_term: dict[tuple[int, Kept], dict[int, list[Occurrence]]] = {}
+        self._spans: dict[Kept, list[range | None]] = {}
         self._query_words = query.words()
+        self._holdings: dict[int, set[str]] = {}
+        self._prepared = BitMap()
 
     def evaluated(self) -> int:
         return len(self._occurrences)
 
+    def prepare(self, docs: BitMap) -> None:
+        """Learn which query words the documents about to be scored hold, in one pass over postings."""
+        pending = docs - self._prepared
+        if len(pending) > 1:
+            holdings = self.matcher.holdings(self.ctx, pending)
+            if holdings is not None:
+                self._holdings.update(holdings)
+                self._prepared |= pending
+
     def occurrences(self, doc_id: int) -> list[Occurrence]:
         found = self._occurrences.get(doc_id)
         if found is None:
-            found = self._occurrences[doc_id] = self.matcher.occurrences(self.ctx.record(doc_id))
+            record = self.ctx.record(doc_id)
+            found = self.matcher.occurrences(record, self._holdings.get(doc_id))
+            self._occurrences[doc_id] = found
         return found
 
     def per_term(self, doc_id: int, kept: Kept) -> dict[int, list[Occurrence]]:
@@ -57,16 +73,26 @@ class DocumentCosts:
         cached = self._per_term.get((doc_id, kept))
         if cached is not None:
             return cached
-        members = set(kept)
+        spans = self._spans.get(kept)
+        if spans is None:
+            spans = self._spans[kept] = self._spans_inside(kept)
         result: dict[int, list[Occurrence]] = {term: [] for term in kept}
         for occurrence in self.occurrences(doc_id):
-            derivation = self.derivations[occurrence.derivation]
-            span = range(derivation.first, derivation.last + 1)
-            if all(term in members for term in span):
+            span = spans[occurrence.derivation]
+            if span is not None:
                 for term in span:
                     result[term].append(occurrence)
         self._per_term[(doc_id, kept)] = result
         return result
+
+    def _spans_inside(self, kept: Kept) -> list[range | None]:
+        """Each derivation's terms when they all lie in ``kept``, else None."""
+        members = set(kept)
+        spans: list[range | None] = []
+        for derivation in self.derivations:
+            span = range(derivation.first, derivation.last + 1)
+            spans.append(span if all(term in members for term in span) else None)
+        return spans
 
     # proximity
 
@@ -111,13 +137,15 @@ class DocumentCosts:
 
     def word_position(self, doc_id: int, kept: Kept) -> int:
         terms = self.query.terms
-        return sum(
-            min(
-                (position_cost(abs(occurrence.start - terms[term].position)) for occurrence in found),
-                default=MAX_POSITION_COST,
-            )
-            for term, found in self.per_term(doc_id, kept).items()
-        )
+        cost = 0
+        for term, found in self.per_term(doc_id, kept).items():
+            if found:
+                wanted = terms[term].position
+                # The cost grows with the distance, so only the nearest occurrence is bucketed.
+                cost += position_cost(min(abs(occurrence.start - wanted) for occurrence in found))
+            else:
+                cost += MAX_POSITION_COST
+        return cost
 
     # exactness
 
@@ -128,7 +156,7 @@ class DocumentCosts:
         allowed = self.ctx.allowed_fields
         if wanted:
             starts = False
-            for entry in self.ctx.record(doc_id):
+            for entry in self.ctx.record(doc_id).fields:
                 if allowed is not None and entry.field_id not in allowed:
                     continue
                 if entry.words == wanted:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from common.settings.patterns import pattern_matches
 from shard.analysis import AnalysisConfig, Analyzer
-from shard.analysis.attributes import pattern_matches
 
 
 def test_from_settings_normalises_and_canonicalises() -> None:

@@ -1,0 +1,53 @@
+"""Decoded data kept between searches, dropped whenever a batch changes the shard.
+
+Ranking reads the token records of the documents in the buckets it splits and every search reads the
+documents of its page; popular queries keep landing on the same documents, and decompressing and
+decoding costs far more than using the result. Entries are weighed (roughly their bytes in memory) so
+the cache stays bounded whatever the documents' size.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+DEFAULT_BUDGET = 256 << 20
+RECORDS, DOCUMENT_BLOCKS = 0, 1
+"""Kinds of cached value, the first part of a key ``(kind, index id, id)``."""
+
+Key = tuple[int, int, int]
+
+
+class ReadCache:
+    """Values valid for one shard generation: ``put`` from a reader whose snapshot predates the last
+    batch is ignored, so a stale value never outlives the batch that replaced it."""
+
+    def __init__(self, budget: int = DEFAULT_BUDGET) -> None:
+        self.budget = budget
+        self.generation = 0
+        self._entries: dict[Key, tuple[Any, int]] = {}
+        self._used = 0
+        self._lock = threading.Lock()
+
+    def invalidate(self) -> None:
+        """Called after every committed batch."""
+        with self._lock:
+            self.generation += 1
+            self._entries = {}
+            self._used = 0
+
+    def get(self, key: Key) -> Any:
+        found = self._entries.get(key)
+        return None if found is None else found[0]
+
+    def put(self, generation: int, key: Key, value: Any, weight: int) -> None:
+        with self._lock:
+            if generation != self.generation or weight > self.budget:
+                return
+            if self._used + weight > self.budget:
+                # Dropping the oldest half keeps the cost of eviction off the common path.
+                kept = list(self._entries.items())[len(self._entries) // 2 :]
+                self._entries = dict(kept)
+                self._used = sum(size for _, size in self._entries.values())
+            self._entries[key] = (value, weight)
+            self._used += weight
