@@ -17,6 +17,7 @@ from sanic import Sanic
 from common.errors import ApiError
 from common.rpc import shard_pb2
 from common.settings.pagination import DEFAULT_MAX_TOTAL_HITS
+from gateway.search.order import merge_order
 
 # Parameters the gateway handles itself; everything else travels to the shards.
 _GATEWAY_ONLY = frozenset(
@@ -28,15 +29,15 @@ _GATEWAY_ONLY = frozenset(
 class RankedHit:
     seq: int
     """Global insertion order: the final tie-break, lower first."""
-    key: tuple[float, ...]
-    """Per-rule local scores in rule order; compared lexicographically, higher first."""
+    key: tuple[Any, ...]
+    """Per-rule local scores and sort values in rule order, see ``order.py``."""
     score: float
     details: dict[str, Any]
     hit: dict[str, Any]
 
-    def order(self) -> tuple[tuple[float, ...], int]:
-        """Ascending order of this is best-first: negated scores, then insertion order."""
-        return tuple(-value for value in self.key), self.seq
+    def order(self) -> tuple[tuple[tuple[Any, ...], ...], int]:
+        """Ascending order of this is best-first: the key's merge order, then insertion order."""
+        return merge_order(self.key), self.seq
 
 
 @dataclass(frozen=True)

@@ -41,3 +41,11 @@ def encode_string(value: str) -> bytes:
     if len(raw) <= MAX_STRING_BYTES:
         return raw
     return raw[:MAX_STRING_BYTES].decode(errors="ignore").encode()
+
+
+def decode_number(encoded: bytes) -> float:
+    """The inverse of ``encode_number``."""
+    bits: int = _U64.unpack(encoded)[0]
+    bits = bits ^ _SIGN if bits & _SIGN else bits ^ _ALL_BITS
+    value: float = _DOUBLE.unpack(_U64.pack(bits))[0]
+    return value

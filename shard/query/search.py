@@ -15,6 +15,7 @@ from common.documents.projection import select_attributes
 from common.errors import ApiError
 from common.settings.pagination import capped_window, max_total_hits
 from shard.analysis import iso639_3
+from shard.geo.points import geo_distance
 from shard.highlight import NO_MATCH, FormatOptions, HitFormatter, QueryMatcher
 from shard.index.codec import DocumentCodec
 from shard.index.env import StoreEnv, Txn
@@ -29,6 +30,7 @@ from shard.query.parse import ParsedQuery, parse_query
 from shard.query.ranking.bucket_sort import RankedDoc, Ranker
 from shard.query.ranking.coverage import Coverage
 from shard.query.ranking.score import details, score, sort_key
+from shard.query.ranking.sort import first_geo_point, query_sort
 from shard.query.read_cache import ReadCache
 
 Entry = list[Any]
@@ -70,7 +72,8 @@ def search(
         counts = [len(coverage.term_docs(term.index)) for term in query.terms]
         return SearchResult([], 0, cap, counts)
     excluded = _excluded(ctx, query)
-    if query.placeholder:
+    criteria = query_sort(ctx, params)
+    if query.placeholder and not criteria:
         docs = ctx.state.live - excluded
         ranked = [RankedDoc(doc_id, ()) for doc_id in _first(docs, wanted)]
         candidates = len(docs)
@@ -82,10 +85,12 @@ def search(
             strategy=params.get("matchingStrategy", "last"),
             threshold=params.get("rankingScoreThreshold"),
             term_counts=params.get("termCounts"),
+            sort=criteria,
         )
-        outcome = ranker.rank(ranker.universe() - excluded, wanted)
+        universe = ctx.state.live if query.placeholder else ranker.universe()
+        outcome = ranker.rank(universe - excluded, wanted)
         ranked, candidates = outcome.docs, outcome.candidates
-    entries = _entries(ctx, query, derivations, ranked, params)
+    entries = _entries(ctx, query, derivations, ranked, params, first_geo_point(criteria))
     return SearchResult(entries, candidates, cap)
 
 
@@ -135,6 +140,7 @@ def _entries(
     derivations: list[Derivations],
     ranked: list[RankedDoc],
     params: dict[str, Any],
+    geo_point: tuple[float, float] | None,
 ) -> list[Entry]:
     if not ranked:
         return []
@@ -152,6 +158,9 @@ def _entries(
         if displayed is not None:
             document = select_attributes(document, displayed)
         hit = document if retrieve is None else select_attributes(document, retrieve)
+        distance = None if geo_point is None else geo_distance(hit, geo_point)
+        if distance is not None:
+            hit = {**hit, "_geoDistance": distance}
         if formatter is not None:
             formatted, positions = formatter.format(document)
             hit = dict(hit)

@@ -8,20 +8,22 @@ is insertion order on every shard, so the gateway can merge shards by (ranks, in
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 
 from pyroaring import BitMap
 
+from common.sort import SortCriterion
 from shard.query.context import SearchContext
 from shard.query.derivations import Derivations
 from shard.query.occurrences import DocMatcher
 from shard.query.parse import ParsedQuery
 from shard.query.ranking.coverage import Coverage, Kept
 from shard.query.ranking.positional import DocumentCosts
-from shard.query.ranking.rules import Rule, configured_rules
+from shard.query.ranking.rules import DEFAULT_RULES, Rule, configured_rules
 from shard.query.ranking.score import SKIPPED, Rank, score
+from shard.query.ranking.sort import sort_rules
 
 PER_DOCUMENT_BUDGET = 1_000
 """Documents a query may score from their records when ``searchCutoffMs`` is not set: larger buckets
@@ -55,13 +57,17 @@ class Ranker:
         strategy: str,
         threshold: float | None,
         term_counts: list[int] | None = None,
+        sort: Sequence[SortCriterion] = (),
     ) -> None:
         self.ctx = ctx
         self.query = query
         self.coverage = Coverage(ctx, derivations)
         matcher = DocMatcher(derivations, ctx.allowed_fields, ctx.exact_fields)
         self.costs = DocumentCosts(ctx, query, derivations, matcher)
-        self.rules: list[Rule] = configured_rules(ctx.settings.get("rankingRules"), strategy)
+        names = ctx.settings.get("rankingRules") or DEFAULT_RULES
+        self.rules: list[Rule] = configured_rules(
+            names, strategy, sort_rules(names, sort), placeholder=query.placeholder
+        )
         self.strategy = strategy
         self.threshold = threshold
         self.term_counts = term_counts
