@@ -56,6 +56,19 @@ def _plan_tasks(
                 plan.operations[shard].append(
                     {"op": "deleteDocuments", "task": uid, "index": index_uid, "ids": ids}
                 )
+        elif task["params"]["kind"] == "filter":
+            # Every shard evaluates the filter on its own documents when the batch runs; the primary
+            # key (as of this point of the batch) finds the external ids of the documents it removes.
+            operation = {
+                "op": "deleteByFilter",
+                "task": uid,
+                "index": index_uid,
+                "filter": task["params"]["filter"],
+                "containsFilter": task["params"].get("containsFilter", False),
+                "primaryKey": plan.primary_key,
+            }
+            for shard_ops in plan.operations:
+                shard_ops.append(operation)
         else:
             for shard_ops in plan.operations:
                 shard_ops.append({"op": "clearDocuments", "task": uid, "index": index_uid})

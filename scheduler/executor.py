@@ -190,12 +190,14 @@ class Executor:
         results = [result for result, _ in replies]
         for shard in aborted:
             results[shard] = await self.shards.apply_to(shard, batch_uid, operations[shard])
-        counts: dict[str, dict[str, int]] = {}
+        counts: dict[str, dict[str, Any]] = {}
         for result in results:
             for task_uid, task_counts in result.get("tasks", {}).items():
                 merged = counts.setdefault(task_uid, {})
                 for name, value in task_counts.items():
-                    merged[name] = merged.get(name, 0) + value
+                    # A task a shard refused (e.g. a filter on a field not filterable) carries its error:
+                    # shards decide alike, since they share the settings.
+                    merged[name] = value if name == "error" else merged.get(name, 0) + value
         return counts
 
     def _every_shard(self, operation: dict[str, Any]) -> list[list[dict[str, Any]]]:
@@ -339,10 +341,12 @@ class Executor:
             raise BatchAborted
         counts = await self._dispatch(batch_uid, plan.operations, abortable)
         for task in runnable:
-            if task["uid"] in plan.failures:
-                outcomes[task["uid"]] = Outcome(FAILED, error=plan.failures[task["uid"]])
+            task_counts = counts.get(str(task["uid"]), {})
+            error = plan.failures.get(task["uid"]) or task_counts.pop("error", None)
+            if error is not None:
+                outcomes[task["uid"]] = Outcome(FAILED, error=error)
             else:
-                outcomes[task["uid"]] = Outcome(SUCCEEDED, counts.get(str(task["uid"]), {}))
+                outcomes[task["uid"]] = Outcome(SUCCEEDED, task_counts)
         now = now_ns()
         if index is None:
             index = new_index_record(uid, now)

@@ -92,9 +92,18 @@ class ShardService(shard_pb2_grpc.ShardServicer):
         documents list in insertion order whatever the shard count.
         """
         query = orjson.loads(request.json)
-        results, total = self.store.list_documents(
-            query["index"], query["offset"], query["limit"], query.get("ids")
-        )
+        try:
+            results, total = await asyncio.to_thread(
+                self.store.list_documents,
+                query["index"],
+                query["offset"],
+                query["limit"],
+                query.get("ids"),
+                query.get("filter"),
+                query.get("containsFilter", False),
+            )
+        except ApiError as error:
+            return json_pb2.JsonReply(error_json=orjson.dumps(error.to_dict()))
         return json_pb2.JsonReply(json=orjson.dumps({"results": results, "total": total}))
 
     async def GetDocument(

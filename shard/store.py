@@ -6,6 +6,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from shard.filter.apply import FilterScope, filter_documents
 from shard.index import catalog
 from shard.index.batches import BatchResult, Operation, apply_batch, recorded_result
 from shard.index.codec import DocumentCodec
@@ -60,14 +61,33 @@ class ShardStore:
             return read_document(self.env, self.codec, txn, index_id, external_id)
 
     def list_documents(
-        self, index_uid: str, offset: int, limit: int, ids: list[str] | None = None
+        self,
+        index_uid: str,
+        offset: int,
+        limit: int,
+        ids: list[str] | None = None,
+        filter_: Any = None,
+        contains: bool = False,
     ) -> tuple[list[tuple[int, Document]], int]:
-        """``(sequence, document)`` pairs in insertion order, and the total; see ``read_documents``."""
+        """``(sequence, document)`` pairs in insertion order, and the total; see ``read_documents``.
+
+        ``filter_`` is the route's filter (``invalid_document_filter``); ``contains`` whether the
+        ``containsFilter`` feature is on.
+        """
         with self.env.lmdb.begin() as txn:
             index_id = catalog.lookup(self.env, txn, index_uid)
             if index_id is None:
                 return [], 0
-            return read_documents(self.env, self.codec, txn, index_id, offset, limit, ids)
+            scope = FilterScope(
+                self.env,
+                txn,
+                index_id,
+                index_uid,
+                load_settings(self.env, txn, index_id),
+                load_state(self.env, txn, index_id),
+            )
+            matching = filter_documents(scope, filter_, code="invalid_document_filter", contains=contains)
+            return read_documents(self.env, self.codec, txn, index_id, offset, limit, ids, matching)
 
     def search(self, index_uid: str, params: dict[str, Any]) -> SearchResult | None:
         """None when this shard has never held the index."""

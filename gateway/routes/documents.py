@@ -11,10 +11,13 @@ from common.documents import PayloadFormat, is_valid_document_id, parse_payload
 from common.documents.primary_key import invalid_document_id_error
 from common.documents.projection import select_attributes
 from common.errors import ApiError
+from common.filter.errors import FilterError
+from common.filter.parse import parse_filter
 from common.validation import STAR, Kind, Param, QueryKind, QuerySchema, Schema, Spec
 from gateway.http.requests import checked_index_uid, json_body, parse_query
 from gateway.http.responses import json_response
 from gateway.pages import merge_shard_pages
+from gateway.search.params import query_filter
 
 bp = Blueprint("documents")
 
@@ -141,22 +144,23 @@ async def clear_documents(request: Request, index_uid: str) -> HTTPResponse:
 
 @bp.post("/indexes/<index_uid:str>/documents/delete")
 async def delete_by_filter(request: Request, index_uid: str) -> HTTPResponse:
-    uid = checked_index_uid(index_uid)
-    body = _DELETE_BY_FILTER.validate(json_body(request))
-    await _require_index(request, uid)
-    raise _not_filterable(body["filter"], "invalid_document_filter")
-
-
-def _not_filterable(filter_value: Any, code: str) -> ApiError:
-    """Filters arrive with the filterable-attributes settings; until then no attribute is filterable."""
-    if filter_value in ("", []):
-        return ApiError(code, "Sending an empty filter is forbidden.")
-    return ApiError(
-        code,
-        "Index has no filterable attributes: the filter "
-        f"`{orjson.dumps(filter_value).decode()}` cannot be applied. This index does not have configured "
-        "filterable attributes.",
-    )
+    """The filter's syntax is checked now; shards evaluate it when the task runs (core.md §3.3)."""
+    checked_index_uid(index_uid)
+    raw = _DELETE_BY_FILTER.validate(json_body(request))["filter"]
+    try:
+        tree = parse_filter(raw)
+    except FilterError as error:
+        raise error.api_error("invalid_document_filter") from None
+    if tree is None:
+        raise ApiError("invalid_document_filter", "Sending an empty filter is forbidden.")
+    details = {"providedIds": 0, "deletedDocuments": None, "originalFilter": orjson.dumps(raw).decode()}
+    params = {
+        "kind": "filter",
+        "filter": raw,
+        "containsFilter": request.app.ctx.config.experimental_contains_filter,
+        "details": details,
+    }
+    return await _delete(request, index_uid, params)
 
 
 async def _require_index(request: Request, uid: str) -> None:
@@ -167,6 +171,8 @@ async def _require_index(request: Request, uid: str) -> None:
 async def get_documents(request: Request, index_uid: str) -> HTTPResponse:
     uid = checked_index_uid(index_uid)
     query = parse_query(request, _READ_QUERY)
+    if "filter" in query:
+        query["filter"] = query_filter(query["filter"])
     await _require_index(request, uid)
     return json_response(await _read_page(request, uid, query))
 
@@ -182,8 +188,6 @@ async def fetch_documents(request: Request, index_uid: str) -> HTTPResponse:
 
 
 async def _read_page(request: Request, uid: str, query: dict[str, Any]) -> dict[str, Any]:
-    if query.get("filter") is not None:
-        raise _not_filterable(query["filter"], "invalid_document_filter")
     if query.get("sort"):
         raise ApiError(
             "invalid_document_sort", "Sorting documents needs sortable attributes; none is configured."
@@ -194,9 +198,15 @@ async def _read_page(request: Request, uid: str, query: dict[str, Any]) -> dict[
         if not is_valid_document_id(external_id):
             detail = invalid_document_id_error(external_id).message
             raise ApiError("invalid_document_ids", f"In `.ids[{position}]`: {detail}")
-    replies = await request.app.ctx.cluster.ask_shards(
-        "GetDocuments", {"index": uid, "offset": 0, "limit": offset + limit, "ids": ids}
-    )
+    shard_query = {
+        "index": uid,
+        "offset": 0,
+        "limit": offset + limit,
+        "ids": ids,
+        "filter": query.get("filter"),
+        "containsFilter": request.app.ctx.config.experimental_contains_filter,
+    }
+    replies = await request.app.ctx.cluster.ask_shards("GetDocuments", shard_query)
     page = merge_shard_pages([reply["results"] for reply in replies], offset, limit)
     fields = query.get("fields")
     retrieve_vectors = bool(query.get("retrieveVectors", False))

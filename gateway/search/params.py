@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import orjson
+
 from common.errors import ApiError
 from common.settings.specs import LOCALES
 from common.sort import SortError, parse_sort
@@ -123,11 +125,10 @@ QUERY = QuerySchema(
     }
 )
 
-# Parameters validated by the schemas above whose behaviour comes with later work (filters, facets,
+# Parameters validated by the schemas above whose behaviour comes with later work (facets,
 # distinct, personalisation). Sending one with a non-default value is refused rather than
 # silently ignored, so that no client gets results that look right but are not.
 _PENDING = {
-    "filter": "invalid_search_filter",
     "distinct": "invalid_search_distinct",
     "facets": "invalid_search_facets",
     "personalize": "invalid_search_personalize",
@@ -186,9 +187,20 @@ def select_search_kind(params: dict[str, Any]) -> dict[str, Any]:
     return params
 
 
+def query_filter(raw: str) -> Any:
+    """A ``filter`` query parameter: its JSON value when it is JSON (the array form), else the string
+    itself (search.md §1.2, core.md §3.3)."""
+    try:
+        return orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        return raw
+
+
 def from_query_string(params: dict[str, Any]) -> dict[str, Any]:
     """The GET parameters in the POST body's shape (search.md §1.2)."""
     converted = dict(params)
+    if "filter" in converted:
+        converted["filter"] = query_filter(converted["filter"])
     if "sort" in converted:
         converted["sort"] = sort_entries(converted["sort"])
     threshold = converted.pop("rankingScoreThreshold", None)

@@ -53,6 +53,8 @@ async def search_index(app: Sanic, uid: str, params: dict[str, Any], wanted: int
     cluster = app.ctx.cluster
     shard_query = {key: value for key, value in params.items() if key not in _GATEWAY_ONLY}
     shard_query["offset"], shard_query["limit"] = 0, wanted
+    if app.ctx.config.experimental_contains_filter:
+        shard_query["containsFilter"] = True
     if shard_query.get("matchingStrategy") == "frequency" and (shard_query.get("q") or "").strip():
         shard_query["termCounts"] = await _term_counts(cluster, uid, shard_query)
     request = shard_pb2.SearchRequest(index_uid=uid, query_json=orjson.dumps(shard_query))

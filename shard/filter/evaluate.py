@@ -24,26 +24,20 @@ from common.filter.ast import (
     IsNull,
     Not,
     Or,
-    Span,
     StartsWith,
     Token,
     VectorsExists,
 )
+from common.filter.errors import FilterError, located
 from shard.facet.keys import EMPTY, EXISTS, NULL
 from shard.facet.reader import FacetReader
 from shard.facet.values import facet_number, normalize_facet
 
 
-class FilterError(Exception):
-    """A filter this shard cannot evaluate; the caller words it with the route's error code."""
-
-    def __init__(self, message: str, span: Span) -> None:
-        super().__init__(message)
-        self.message = message
-        self.span = span
-
-
 class FilterEvaluator:
+    """Evaluates a tree already checked against the index's rules and experimental features
+    (``common.filter.permissions``)."""
+
     def __init__(self, reader: FacetReader, universe: BitMap) -> None:
         self.reader = reader
         self.universe = universe
@@ -78,9 +72,11 @@ class FilterEvaluator:
             case StartsWith(field, value):
                 return self._starts_with(field, value)
             case GeoRadius(span=span) | GeoBoundingBox(span=span) | GeoPolygon(span=span):
-                raise FilterError("Geo filters are not supported yet by this server.", span)
+                raise FilterError(located("Geo filters are not supported yet by this server.", span))
             case VectorsExists(span=span):
-                raise FilterError("Filtering on `_vectors` is not supported yet by this server.", span)
+                raise FilterError(
+                    located("Filtering on `_vectors` is not supported yet by this server.", span)
+                )
         raise TypeError(f"not a filter node: {node!r}")
 
     def _all(self, children: tuple[Filter, ...]) -> BitMap:

@@ -11,6 +11,8 @@ from typing import Any
 
 import orjson
 
+from common.errors import ApiError
+from shard.filter.deletion import delete_by_filter
 from shard.index import catalog
 from shard.index.codec import DocumentCodec
 from shard.index.context import WriteContext
@@ -71,7 +73,8 @@ class _Applier:
         self.ctx = ctx
         self.env = ctx.env
         self.txn = ctx.txn
-        self.tasks: dict[str, dict[str, int]] = {}
+        self.tasks: dict[str, dict[str, Any]] = {}
+        """Per-task counts, or the error of a task the shard refused."""
         self.touched: set[int] = set()
         self._handlers: dict[str, Callable[[Operation], None]] = {
             "createIndex": self._create_index,
@@ -81,6 +84,7 @@ class _Applier:
             "addDocuments": self._add_documents,
             "deleteDocuments": self._delete_documents,
             "clearDocuments": self._clear_documents,
+            "deleteByFilter": self._delete_by_filter,
             "updateSettings": self._update_settings,
         }
 
@@ -144,6 +148,19 @@ class _Applier:
         if index_id is not None:
             self.touched.add(index_id)
             deleted = delete_documents(self.ctx, index_id, operation["ids"])
+        self._count(operation, deleted=deleted)
+
+    def _delete_by_filter(self, operation: Operation) -> None:
+        """A filter the settings refuse fails its task alone, with the same error on every shard."""
+        index_id = catalog.lookup(self.env, self.txn, operation["index"])
+        deleted = 0
+        if index_id is not None:
+            self.touched.add(index_id)
+            try:
+                deleted = delete_by_filter(self.ctx, index_id, operation["index"], operation)
+            except ApiError as error:
+                self.tasks[str(operation["task"])] = {"error": error.to_dict()}
+                return
         self._count(operation, deleted=deleted)
 
     def _clear_documents(self, operation: Operation) -> None:

@@ -10,6 +10,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 import orjson
+from pyroaring import BitMap
 
 from shard.index.blocks import iter_values, read_value
 from shard.index.codec import DocumentCodec
@@ -151,14 +152,18 @@ def read_documents(
     offset: int,
     limit: int,
     external_ids: Iterable[str] | None,
+    matching: BitMap | None = None,
 ) -> tuple[list[tuple[int, Document]], int]:
     """A page of ``(sequence, document)`` in insertion order, and how many documents matched in total.
 
     Internal id order is sequence order, so the page is read in id order and carries the sequences
-    the gateway merges the shards' pages by.
+    the gateway merges the shards' pages by. ``matching`` (a filter's result) narrows the documents.
     """
+    selected = matching
     if external_ids is not None:
-        return _read_selected(env, codec, txn, index_id, offset, limit, external_ids)
+        selected = _selected(env, txn, index_id, external_ids, matching)
+    if selected is not None:
+        return _read_ids(env, codec, txn, index_id, selected[offset : offset + max(limit, 0)]), len(selected)
     live = load_state(env, txn, index_id).live
     total = len(live)
     page: list[tuple[int, Document]] = []
@@ -172,26 +177,27 @@ def read_documents(
     return _with_sequences(env, txn, index_id, page), total
 
 
-def _read_selected(
-    env: StoreEnv,
-    codec: DocumentCodec,
-    txn: Txn,
-    index_id: int,
-    offset: int,
-    limit: int,
-    external_ids: Iterable[str],
-) -> tuple[list[tuple[int, Document]], int]:
-    doc_ids = set()
+def _selected(
+    env: StoreEnv, txn: Txn, index_id: int, external_ids: Iterable[str], matching: BitMap | None
+) -> BitMap:
+    """The internal ids of the existing ``external_ids`` (within ``matching`` when given)."""
+    doc_ids = BitMap()
     for external_id in external_ids:
         packed = txn.get(external_key(index_id, external_id), db=env.external_ids)
         if packed is not None:
             doc_ids.add(decode_u32(packed))
+    return doc_ids if matching is None else doc_ids & matching
+
+
+def _read_ids(
+    env: StoreEnv, codec: DocumentCodec, txn: Txn, index_id: int, doc_ids: BitMap
+) -> list[tuple[int, Document]]:
     page: list[tuple[int, Document]] = []
-    for doc_id in sorted(doc_ids)[offset : offset + max(limit, 0)]:
+    for doc_id in doc_ids:
         document = read_by_id(env, codec, txn, index_id, doc_id)
         if document is not None:
             page.append((doc_id, document))
-    return _with_sequences(env, txn, index_id, page), len(doc_ids)
+    return _with_sequences(env, txn, index_id, page)
 
 
 def _with_sequences(

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from dataclasses import dataclass
+from itertools import compress
 from typing import Any
 
 from pyroaring import BitMap
@@ -58,10 +59,10 @@ def phrase_positions(entry: FieldTokens, words: tuple[str | None, ...]) -> list[
 
 
 def _indexes_of(words: list[str], wanted: dict[str, Any]) -> list[int]:
-    """Indexes in ``words`` of the ``wanted`` words: ``list.index`` scans in C for a few words, one
-    pass in Python beats it when a short prefix matches many."""
+    """Indexes in ``words`` of the ``wanted`` words: ``list.index`` scans for a few words, one pass
+    (both in C) when a short prefix matches many."""
     if len(wanted) > _FEW_WORDS:
-        return [index for index, word in enumerate(words) if word in wanted]
+        return list(compress(range(len(words)), map(wanted.__contains__, words)))
     found: list[int] = []
     for word in wanted:
         index = -1

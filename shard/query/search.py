@@ -15,6 +15,7 @@ from common.documents.projection import select_attributes
 from common.errors import ApiError
 from common.settings.pagination import capped_window, max_total_hits
 from shard.analysis import iso639_3
+from shard.filter.apply import filtered_out
 from shard.geo.points import geo_distance
 from shard.highlight import NO_MATCH, FormatOptions, HitFormatter, QueryMatcher
 from shard.index.codec import DocumentCodec
@@ -71,7 +72,7 @@ def search(
         coverage = Coverage(ctx, derivations)
         counts = [len(coverage.term_docs(term.index)) for term in query.terms]
         return SearchResult([], 0, cap, counts)
-    excluded = _excluded(ctx, query)
+    excluded = _excluded(ctx, query) | filtered_out(ctx, params)
     criteria = query_sort(ctx, params)
     if query.placeholder and not criteria:
         docs = ctx.state.live - excluded

@@ -31,9 +31,10 @@ from common.filter.ast import (
     StartsWith,
     Token,
 )
+from common.filter.errors import FilterError
 from shard.facet.keys import encode_number
 from shard.facet.reader import FacetReader
-from shard.filter.evaluate import FilterError, FilterEvaluator
+from shard.filter.evaluate import FilterEvaluator
 from shard.index import catalog
 from shard.index.env import index_prefix
 from shard.index.state import load_state
@@ -90,7 +91,9 @@ def ids(store: ShardStore, tree: Filter) -> list[int]:
         index_id = catalog.lookup(store.env, txn, "i")
         assert index_id is not None
         state = load_state(store.env, txn, index_id)
-        docs = FilterEvaluator(FacetReader(txn, store.env.facets, index_id, state), state.live).evaluate(tree)
+        docs = FilterEvaluator(
+            FacetReader(txn, store.env.facets, index_id, state), state.live
+        ).evaluate(tree)
         external = {doc_id: doc["id"] for doc_id, doc in _internal_docs(store)}
         return sorted(external[doc_id] for doc_id in docs)
 

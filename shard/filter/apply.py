@@ -1,0 +1,64 @@
+"""A route's ``filter`` on one shard: parse, check against the index's filterable rules, evaluate.
+
+Search, document reads and delete-by-filter all come here, each with its own error code; the shard
+has the index's settings, so the permission check and the evaluation use the same ones.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from pyroaring import BitMap
+
+from common.filter.errors import FilterError
+from common.filter.parse import parse_filter
+from common.filter.permissions import check_experimental, check_filter
+from shard.facet.reader import FacetReader
+from shard.filter.evaluate import FilterEvaluator
+from shard.index.env import StoreEnv, Txn
+from shard.index.settings import Settings
+from shard.index.state import IndexState
+from shard.query.context import SearchContext
+
+
+@dataclass(frozen=True)
+class FilterScope:
+    """One index in one transaction: what a filter is checked and evaluated against."""
+
+    env: StoreEnv
+    txn: Txn
+    index_id: int
+    index_uid: str
+    settings: Settings
+    state: IndexState
+
+
+def filter_documents(scope: FilterScope, raw: Any, *, code: str, contains: bool) -> BitMap | None:
+    """The live documents matching ``raw`` (a string or the array form); None when there is no filter.
+
+    ``contains``: whether the ``containsFilter`` experimental feature is on.
+    """
+    try:
+        tree = parse_filter(raw)
+        if tree is None:
+            return None
+        rules = scope.settings.get("filterableAttributes") or []
+        state = scope.state
+        check_filter(
+            tree, rules, scope.index_uid, field_exists=lambda name: state.known_facet_field(name) is not None
+        )
+        check_experimental(tree, contains_filter=contains, multimodal=False)
+        reader = FacetReader(scope.txn, scope.env.facets, scope.index_id, state)
+        return FilterEvaluator(reader, state.live).evaluate(tree)
+    except FilterError as error:
+        raise error.api_error(code) from None
+
+
+def filtered_out(ctx: SearchContext, params: dict[str, Any]) -> BitMap:
+    """The live documents a search's ``filter`` leaves out (none without a filter): excluded from the
+    candidates like negated words, so placeholder and keyword searches and their counts agree."""
+    scope = FilterScope(ctx.env, ctx.txn, ctx.index_id, ctx.index_uid, ctx.settings, ctx.state)
+    contains = bool(params.get("containsFilter"))
+    matching = filter_documents(scope, params.get("filter"), code="invalid_search_filter", contains=contains)
+    return BitMap() if matching is None else ctx.state.live - matching
