@@ -126,10 +126,9 @@ QUERY = QuerySchema(
 )
 
 # Parameters validated by the schemas above whose behaviour comes with later work (facets,
-# distinct, personalisation). Sending one with a non-default value is refused rather than
+# personalisation). Sending one with a non-default value is refused rather than
 # silently ignored, so that no client gets results that look right but are not.
 _PENDING = {
-    "distinct": "invalid_search_distinct",
     "facets": "invalid_search_facets",
     "personalize": "invalid_search_personalize",
 }

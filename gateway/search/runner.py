@@ -17,6 +17,7 @@ from sanic import Sanic
 from common.errors import ApiError
 from common.rpc import shard_pb2
 from common.settings.pagination import DEFAULT_MAX_TOTAL_HITS
+from gateway.search.distinct import deduplicate
 from gateway.search.order import merge_order
 
 # Parameters the gateway handles itself; everything else travels to the shards.
@@ -34,6 +35,8 @@ class RankedHit:
     score: float
     details: dict[str, Any]
     hit: dict[str, Any]
+    distinct: list[list[Any]] | None = None
+    """With distinct: the hit's values of the distinct attribute, ``[kind, value]`` pairs."""
 
     def order(self) -> tuple[tuple[tuple[Any, ...], ...], int]:
         """Ascending order of this is best-first: the key's merge order, then insertion order."""
@@ -57,6 +60,24 @@ async def search_index(app: Sanic, uid: str, params: dict[str, Any], wanted: int
         shard_query["containsFilter"] = True
     if shard_query.get("matchingStrategy") == "frequency" and (shard_query.get("q") or "").strip():
         shard_query["termCounts"] = await _term_counts(cluster, uid, shard_query)
+    limit = wanted
+    while True:
+        pages, candidates, cap = await _fan_out(cluster, uid, shard_query, limit)
+        merged = list(heapq.merge(*pages, key=RankedHit.order))
+        if all(hit.distinct is None for hit in merged):
+            return IndexSearch(merged[:wanted], candidates, cap)
+        kept, dropped = deduplicate(merged)
+        full = min(limit, cap)
+        if len(kept) >= wanted or limit >= cap or all(len(page) < full for page in pages):
+            return IndexSearch(kept[:wanted], candidates - dropped, cap)
+        limit = min(limit * 2, cap)
+
+
+async def _fan_out(
+    cluster: Any, uid: str, shard_query: dict[str, Any], limit: int
+) -> tuple[list[list[RankedHit]], int, int]:
+    """Every shard's best ``limit`` hits, the summed candidate count and ``maxTotalHits``."""
+    shard_query = {**shard_query, "limit": limit}
     request = shard_pb2.SearchRequest(index_uid=uid, query_json=orjson.dumps(shard_query))
     replies = await cluster.search(request)
     if not any(reply.index_found for reply in replies):
@@ -69,8 +90,7 @@ async def search_index(app: Sanic, uid: str, params: dict[str, Any], wanted: int
     found = [reply for reply in replies if reply.index_found]
     cap = max((reply.max_total_hits for reply in found), default=0) or DEFAULT_MAX_TOTAL_HITS
     pages = [[_ranked(entry) for entry in orjson.loads(reply.hits_json)] for reply in found]
-    merged = list(heapq.merge(*pages, key=RankedHit.order))[:wanted]
-    return IndexSearch(merged, sum(reply.candidates for reply in found), cap)
+    return pages, sum(reply.candidates for reply in found), cap
 
 
 async def _term_counts(cluster: Any, uid: str, shard_query: dict[str, Any]) -> list[int]:
@@ -91,8 +111,8 @@ async def _term_counts(cluster: Any, uid: str, shard_query: dict[str, Any]) -> l
 
 
 def _ranked(entry: list[Any]) -> RankedHit:
-    seq, key, score, details, hit = entry
-    return RankedHit(seq, tuple(key), score, details, hit)
+    seq, key, score, details, hit, distinct = entry
+    return RankedHit(seq, tuple(key), score, details, hit, distinct)
 
 
 def render_hit(entry: RankedHit, params: dict[str, Any]) -> dict[str, Any]:

@@ -25,6 +25,7 @@ from shard.index.settings import Settings, displayed_attributes
 from shard.index.state import load_state
 from shard.query.context import SearchContext
 from shard.query.derivations import Derivations, derive
+from shard.query.distinct import Distinct, distinct_attribute
 from shard.query.docsets import phrase_docs, word_docs
 from shard.query.highlighting import DerivationMatcher
 from shard.query.parse import ParsedQuery, parse_query
@@ -35,7 +36,8 @@ from shard.query.ranking.sort import first_geo_point, query_sort
 from shard.query.read_cache import ReadCache
 
 Entry = list[Any]
-"""``[sequence, sort key, score, score details, hit]``: what the gateway merges and renders."""
+"""``[sequence, sort key, score, score details, hit, distinct values or None]``: what the gateway
+merges, deduplicates and renders."""
 
 
 @dataclass(frozen=True)
@@ -74,7 +76,9 @@ def search(
         return SearchResult([], 0, cap, counts)
     excluded = _excluded(ctx, query) | filtered_out(ctx, params)
     criteria = query_sort(ctx, params)
-    if query.placeholder and not criteria:
+    distinct_field = distinct_attribute(ctx, params)
+    distinct = None if distinct_field is None else Distinct(ctx, distinct_field)
+    if query.placeholder and not criteria and distinct is None:
         docs = ctx.state.live - excluded
         ranked = [RankedDoc(doc_id, ()) for doc_id in _first(docs, wanted)]
         candidates = len(docs)
@@ -87,11 +91,12 @@ def search(
             threshold=params.get("rankingScoreThreshold"),
             term_counts=params.get("termCounts"),
             sort=criteria,
+            distinct=distinct,
         )
         universe = ctx.state.live if query.placeholder else ranker.universe()
         outcome = ranker.rank(universe - excluded, wanted)
         ranked, candidates = outcome.docs, outcome.candidates
-    entries = _entries(ctx, query, derivations, ranked, params, first_geo_point(criteria))
+    entries = _entries(ctx, query, derivations, ranked, params, first_geo_point(criteria), distinct)
     return SearchResult(entries, candidates, cap)
 
 
@@ -142,6 +147,7 @@ def _entries(
     ranked: list[RankedDoc],
     params: dict[str, Any],
     geo_point: tuple[float, float] | None,
+    distinct: Distinct | None,
 ) -> list[Entry]:
     if not ranked:
         return []
@@ -169,7 +175,8 @@ def _entries(
                 hit["_formatted"] = formatted
             if positions is not None:
                 hit["_matchesPosition"] = positions
-        entries.append([sequence, sort_key(doc.ranks), score(doc.ranks), details(doc.ranks), hit])
+        values = None if distinct is None else distinct.values[doc.doc_id]
+        entries.append([sequence, sort_key(doc.ranks), score(doc.ranks), details(doc.ranks), hit, values])
     return entries
 
 

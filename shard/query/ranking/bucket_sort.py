@@ -17,6 +17,7 @@ from pyroaring import BitMap
 from common.sort import SortCriterion
 from shard.query.context import SearchContext
 from shard.query.derivations import Derivations
+from shard.query.distinct import Distinct
 from shard.query.occurrences import DocMatcher
 from shard.query.parse import ParsedQuery
 from shard.query.ranking.coverage import Coverage, Kept
@@ -58,6 +59,7 @@ class Ranker:
         threshold: float | None,
         term_counts: list[int] | None = None,
         sort: Sequence[SortCriterion] = (),
+        distinct: Distinct | None = None,
     ) -> None:
         self.ctx = ctx
         self.query = query
@@ -76,6 +78,7 @@ class Ranker:
         self.deadline = time.monotonic() + (DEFAULT_CUTOFF_MS if cutoff is None else cutoff) / 1000
         self.budget = PER_DOCUMENT_BUDGET if cutoff is None else None
         self.dropped = 0
+        self.distinct = distinct
 
     def _kept_sets(self) -> list[Kept]:
         """The words rule's term sets, from all terms down to the most relaxed query."""
@@ -113,6 +116,8 @@ class Ranker:
         candidates = len(docs)
         if wanted > 0 and docs:
             self._visit(0, docs, self.kept_sets[0], (), found, wanted)
+        if self.distinct is not None:
+            candidates -= len(self.distinct.excluded & docs)
         return RankingOutcome(found, candidates - self.dropped)
 
     def group(self, docs: BitMap, key: Callable[[int], CostKey]) -> dict[CostKey, list[int]] | None:
@@ -147,6 +152,8 @@ class Ranker:
                 self.dropped += len(docs)
                 return
             for doc_id in docs:
+                if self.distinct is not None and not self.distinct.keep(doc_id):
+                    continue
                 found.append(RankedDoc(doc_id, ranks))
                 if len(found) >= wanted:
                     return
