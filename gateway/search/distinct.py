@@ -3,7 +3,8 @@ on different shards meet only here.
 
 Walking the merged hits best first, a hit is kept unless it shares a value with a kept hit, which is
 what one shard holding every document does. When that leaves fewer hits than the page needs while a
-shard may hold more, the runner asks the shards again for twice as many.
+shard may hold more, the runner asks the shards again for twice as many; then it asks them to count
+the candidates the page's values leave.
 """
 
 from __future__ import annotations
@@ -20,16 +21,13 @@ class Distinguished(Protocol):
 Hit = TypeVar("Hit", bound=Distinguished)
 
 
-def deduplicate(merged: Iterable[Hit]) -> tuple[list[Hit], int]:
-    """The hits kept, and how many were dropped."""
+def deduplicate(merged: Iterable[Hit]) -> list[Hit]:
+    """The hits no better hit shares a value with."""
     seen: set[tuple[int, Any]] = set()
     kept: list[Hit] = []
-    dropped = 0
     for hit in merged:
         values = [(kind, value) for kind, value in hit.distinct or ()]
-        if any(value in seen for value in values):
-            dropped += 1
-            continue
-        seen.update(values)
-        kept.append(hit)
-    return kept, dropped
+        if not any(value in seen for value in values):
+            seen.update(values)
+            kept.append(hit)
+    return kept

@@ -66,11 +66,19 @@ async def search_index(app: Sanic, uid: str, params: dict[str, Any], wanted: int
         merged = list(heapq.merge(*pages, key=RankedHit.order))
         if all(hit.distinct is None for hit in merged):
             return IndexSearch(merged[:wanted], candidates, cap)
-        kept, dropped = deduplicate(merged)
+        kept = deduplicate(merged)[:wanted]
         full = min(limit, cap)
         if len(kept) >= wanted or limit >= cap or all(len(page) < full for page in pages):
-            return IndexSearch(kept[:wanted], candidates - dropped, cap)
+            return IndexSearch(kept, await _distinct_count(cluster, uid, shard_query, kept), cap)
         limit = min(limit * 2, cap)
+
+
+async def _distinct_count(cluster: Any, uid: str, shard_query: dict[str, Any], kept: list[RankedHit]) -> int:
+    """The candidates left once the page's kept hits exclude every other document sharing one of their
+    values (what one shard holding everything counts): a second round, the values being known only now."""
+    values = sorted({(kind, value) for hit in kept for kind, value in hit.distinct or ()}, key=repr)
+    _, remaining, _ = await _fan_out(cluster, uid, {**shard_query, "distinctValues": values}, 0)
+    return remaining + sum(1 for hit in kept if hit.distinct)
 
 
 async def _fan_out(

@@ -3,7 +3,10 @@
 As in the reference, keeping a document excludes every other candidate sharing any of its values
 (an array value excludes on each element); documents without a value are never excluded. Each kept
 hit carries its values so that the gateway can deduplicate across shards, where documents sharing a
-value may sit on different shards (``gateway/search/distinct.py``).
+value may sit on different shards (``gateway/search/distinct.py``). The hit count is then the
+candidates minus those sharing a value with the page's kept hits (the hits themselves stay): the
+gateway learns those values only after merging, so it asks every shard for that count in a second
+round (``distinctValues``).
 """
 
 from __future__ import annotations
@@ -62,13 +65,18 @@ class Distinct:
         if doc_id in self.excluded:
             return False
         values = self._values(doc_id)
-        if self.prefix is not None:
-            reader, prefix = self.reader, self.prefix
-            for kind, value in values:
-                self.excluded |= reader.number(prefix, value) if kind == 0 else reader.string(prefix, value)
+        self.excluded |= self.docs_of(values)
         self.excluded.discard(doc_id)
         self.values[doc_id] = values
         return True
+
+    def docs_of(self, values: list[DistinctValue]) -> BitMap:
+        """The documents having one of ``values``."""
+        reader, prefix = self.reader, self.prefix
+        if prefix is None:
+            return BitMap()
+        found = [reader.number(prefix, v) if kind == 0 else reader.string(prefix, v) for kind, v in values]
+        return BitMap.union(BitMap(), *found)
 
     def _values(self, doc_id: int) -> list[DistinctValue]:
         document = self.ctx.document(doc_id)

@@ -78,23 +78,25 @@ def search(
     criteria = query_sort(ctx, params)
     distinct_field = distinct_attribute(ctx, params)
     distinct = None if distinct_field is None else Distinct(ctx, distinct_field)
-    if query.placeholder and not criteria and distinct is None:
-        docs = ctx.state.live - excluded
-        ranked = [RankedDoc(doc_id, ()) for doc_id in _first(docs, wanted)]
-        candidates = len(docs)
+    ranker = Ranker(
+        ctx,
+        query,
+        derivations,
+        strategy=params.get("matchingStrategy", "last"),
+        threshold=params.get("rankingScoreThreshold"),
+        term_counts=params.get("termCounts"),
+        sort=criteria,
+        distinct=distinct,
+    )
+    universe = (ctx.state.live if query.placeholder else ranker.universe()) - excluded
+    if distinct is not None and params.get("distinctValues") is not None:
+        # The gateway's second round: the candidates the page's distinct values leave (see Distinct).
+        return SearchResult([], len(universe - distinct.docs_of(params["distinctValues"])), cap)
+    if query.placeholder and not ranker.rules and distinct is None:
+        ranked = [RankedDoc(doc_id, ()) for doc_id in _first(universe, wanted)]
+        candidates = len(universe)
     else:
-        ranker = Ranker(
-            ctx,
-            query,
-            derivations,
-            strategy=params.get("matchingStrategy", "last"),
-            threshold=params.get("rankingScoreThreshold"),
-            term_counts=params.get("termCounts"),
-            sort=criteria,
-            distinct=distinct,
-        )
-        universe = ctx.state.live if query.placeholder else ranker.universe()
-        outcome = ranker.rank(universe - excluded, wanted)
+        outcome = ranker.rank(universe, wanted)
         ranked, candidates = outcome.docs, outcome.candidates
     entries = _entries(ctx, query, derivations, ranked, params, first_geo_point(criteria), distinct)
     return SearchResult(entries, candidates, cap)
