@@ -52,10 +52,16 @@ DATASETS: dict[str, Dataset] = {
 }
 
 
-def load(url: str, index_uid: str, name: str, chunk_size: int = 5000) -> list[dict[str, Any]]:
-    """Index the dataset ``name`` (a key of ``DATASETS``) into ``index_uid``; return its finished tasks."""
+def load(
+    url: str, index_uid: str, name: str, chunk_size: int = 5000, headers: dict[str, str] | None = None
+) -> list[dict[str, Any]]:
+    """Index the dataset ``name`` (a key of ``DATASETS``) into ``index_uid``; return its finished tasks.
+
+    ``headers`` go with every request (``Authorization`` for a cluster with a master key)."""
     dataset = DATASETS[name]
-    return add_documents(url, index_uid, dataset.documents(), dataset.primary_key, chunk_size)
+    return add_documents(
+        url, index_uid, dataset.documents(), dataset.primary_key, chunk_size, headers=headers
+    )
 
 
 def add_documents(
@@ -65,11 +71,12 @@ def add_documents(
     primary_key: str | None = None,
     chunk_size: int = 5000,
     timeout: float = 600.0,
+    headers: dict[str, str] | None = None,
 ) -> list[dict[str, Any]]:
     """Post ``documents`` in chunks, then wait for every task; raise ``TaskFailed`` on the first failure."""
     params = {"primaryKey": primary_key} if primary_key else {}
     task_uids = []
-    with httpx.Client(base_url=url, timeout=60.0) as client:
+    with httpx.Client(base_url=url, timeout=60.0, headers=headers) as client:
         for chunk in chunked(documents, chunk_size):
             response = client.post(
                 f"/indexes/{index_uid}/documents",

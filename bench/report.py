@@ -36,14 +36,21 @@ def peak_memory(levels: list[dict[str, Any]]) -> dict[str, dict[str, float | Non
     return peaks
 
 
-def render(report: dict[str, Any]) -> str:
+def heading(report: dict[str, Any]) -> list[str]:
+    """The scenario, its options and the machine's state: the first lines of every rendering."""
     options, env = report["options"], report["environment"]
-    lines = [
+    return [
         f"{report['scenario']}: {report['description']}",
         f"shards={options['shards']} runs={options['runs']} duration={options['duration']}s "
         f"warmup={options['warmup']}s | python {env['python']}, {env['cpus']} CPUs, "
         f"commit {env['commit']}, load avg {env['loadavg_before']:.2f} before start",
         "",
+    ]
+
+
+def render(report: dict[str, Any]) -> str:
+    lines = [
+        *heading(report),
         f"{'clients':>7}  {'run':<6} {'req/s':>9} {'p50 ms':>8} {'p95 ms':>8} {'p99 ms':>8} "
         f"{'max ms':>8} {'errors':>7}",
     ]

@@ -185,6 +185,10 @@ def index_not_found(uid: str) -> ApiError:
     return ApiError("index_not_found", f"Index `{uid}` not found.")
 
 
+def api_key_not_found(uid_or_key: str) -> ApiError:
+    return ApiError("api_key_not_found", f"API key `{uid_or_key}` not found.")
+
+
 def index_already_exists(uid: str) -> ApiError:
     return ApiError("index_already_exists", f"Index `{uid}` already exists.")
 

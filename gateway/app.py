@@ -7,12 +7,27 @@ from sanic import Request, Sanic
 from common.config import Config
 from common.layout import DataLayout
 from common.logging import get_logger
+from gateway.auth.actions import PUBLIC
+from gateway.auth.guard import Guard
+from gateway.auth.keyring import KeyRing
+from gateway.auth.requests import authorize_request, require_route_actions
 from gateway.cluster import Cluster
 from gateway.http import cors
 from gateway.http.body import decode_body
 from gateway.http.errors import handle_exception
 from gateway.http.routing import PREFLIGHT_PATH, GatewayRouter
-from gateway.routes import documents, health, indexes, multi_search, search, settings, stats, tasks, version
+from gateway.routes import (
+    documents,
+    health,
+    indexes,
+    keys,
+    multi_search,
+    search,
+    settings,
+    stats,
+    tasks,
+    version,
+)
 from gateway.search.queue import SearchQueue
 
 log = get_logger(__name__)
@@ -23,17 +38,23 @@ def create_app(config: Config, name: str = "sift") -> Sanic:
     app.config.REQUEST_MAX_SIZE = config.http_payload_size_limit
     app.config.NOISY_EXCEPTIONS = False
     app.ctx.config = config
-    app.add_route(cors.preflight, PREFLIGHT_PATH, methods=["OPTIONS"])
+    app.add_route(cors.preflight, PREFLIGHT_PATH, methods=["OPTIONS"], ctx_action=PUBLIC)
     app.ctx.search_queue = SearchQueue.from_config(config)
-    for module in (health, version, indexes, documents, settings, tasks, stats, search, multi_search):
+    app.ctx.keys = KeyRing(config.master_key)
+    app.ctx.guard = Guard(config.master_key, app.ctx.keys)
+    for module in (health, version, indexes, documents, settings, tasks, stats, search, multi_search, keys):
         app.blueprint(module.bp)
+    require_route_actions(app)
     app.error_handler.add(Exception, handle_exception)
+    app.on_request(authorize_request)
     app.on_request(_decode_request_body)
     app.on_response(cors.add_cors_headers)
 
     @app.before_server_start
     async def connect(app: Sanic) -> None:
         app.ctx.cluster = Cluster(DataLayout(config.db_path), config.shards)
+        # The gateway is the only process that changes keys: loaded once here, kept current after.
+        app.ctx.keys.replace_all((await app.ctx.cluster.ask_scheduler("ListKeys", {}))["results"])
 
     @app.after_server_stop
     async def disconnect(app: Sanic) -> None:

@@ -8,6 +8,7 @@ from typing import Any
 
 from pyroaring import BitMap
 
+from common.index_patterns import IndexPatterns
 from scheduler.store import SchedulerStore
 from scheduler.tasks import ENQUEUED, PROCESSING
 
@@ -43,8 +44,13 @@ class Processing:
 
 
 def match_tasks(store: SchedulerStore, filters: dict[str, Any], processing: Processing | None) -> BitMap:
-    """Uids of the tasks matching every given filter (absent filter or ``None`` = no constraint)."""
+    """Uids of the tasks matching every given filter (absent filter or ``None`` = no constraint).
+
+    ``authorizedIndexes`` (index patterns of the request's API key) keeps only what the key may see.
+    """
     matched = store.all_task_uids()
+    if filters.get("authorizedIndexes") is not None:
+        matched &= visible_tasks(store, filters["authorizedIndexes"])
     if filters.get("uids") is not None:
         matched &= BitMap(filters["uids"])
     for name, field in _LIST_FILTERS.items():
@@ -56,6 +62,26 @@ def match_tasks(store: SchedulerStore, filters: dict[str, Any], processing: Proc
             selected |= _field_bitmap(store, field, value, processing)
         matched &= selected
     return _filter_dates(store, matched, filters, processing)
+
+
+def visible_tasks(store: SchedulerStore, patterns: list[str]) -> BitMap:
+    """Tasks of the indexes the patterns allow. Global tasks (dumps, swaps, task cancelations, ...)
+    belong to no single index and are hidden from index-restricted keys, as in the reference engine."""
+    allowed = IndexPatterns(patterns)
+    visible = BitMap()
+    for uid, tasks in store.bitmaps_with_prefix("indexUid:").items():
+        if allowed.allows(uid):
+            visible |= tasks
+    return visible
+
+
+def hidden_batches(store: SchedulerStore, visible: BitMap, processing: Processing | None) -> BitMap:
+    """Batches holding a task the key may not see: hidden whole, like the tasks' indexes."""
+    batches = store.bitmaps_with_prefix("batchUid:").items()
+    hidden = BitMap(int(uid) for uid, tasks in batches if tasks - visible)
+    if processing is not None and processing.task_uids - visible:
+        hidden.add(processing.batch_uid)
+    return hidden
 
 
 def _field_bitmap(store: SchedulerStore, field: str, value: Any, processing: Processing | None) -> BitMap:

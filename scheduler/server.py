@@ -15,6 +15,7 @@ from pyroaring import BitMap
 
 from common.config import Config
 from common.errors import ApiError, index_not_found
+from common.index_patterns import IndexPatterns
 from common.layout import DataLayout
 from common.logging import get_logger
 from common.process import wait_for_stop_signal
@@ -24,7 +25,8 @@ from common.settings import public_settings
 from common.timefmt import format_datetime, now_ns
 from scheduler.batching import Limits
 from scheduler.executor import Executor
-from scheduler.queries import match_tasks, seek_page
+from scheduler.keys import KeyCatalog
+from scheduler.queries import hidden_batches, match_tasks, seek_page, visible_tasks
 from scheduler.shards import ShardClients
 from scheduler.store import SchedulerStore
 from scheduler.tasks import (
@@ -56,9 +58,10 @@ def _error(error: ApiError) -> json_pb2.JsonReply:
 
 
 class SchedulerService(scheduler_pb2_grpc.SchedulerServicer):
-    def __init__(self, store: SchedulerStore, executor: Executor) -> None:
+    def __init__(self, store: SchedulerStore, executor: Executor, keys: KeyCatalog) -> None:
         self.store = store
         self.executor = executor
+        self.keys = keys
         self._register_lock = asyncio.Lock()
 
     async def Health(
@@ -121,9 +124,11 @@ class SchedulerService(scheduler_pb2_grpc.SchedulerServicer):
     async def GetTask(
         self, request: json_pb2.JsonRequest, context: grpc.aio.ServicerContext
     ) -> json_pb2.JsonReply:
-        uid = orjson.loads(request.json)["uid"]
+        query = orjson.loads(request.json)
+        uid = query["uid"]
         record = self.store.get_task(uid)
-        if record is None:
+        patterns = query.get("authorizedIndexes")
+        if record is None or (patterns is not None and uid not in visible_tasks(self.store, patterns)):
             return _error(ApiError("task_not_found", f"Task `{uid}` not found."))
         return _reply(self._view(record))
 
@@ -141,8 +146,14 @@ class SchedulerService(scheduler_pb2_grpc.SchedulerServicer):
     async def GetBatch(
         self, request: json_pb2.JsonRequest, context: grpc.aio.ServicerContext
     ) -> json_pb2.JsonReply:
-        uid = orjson.loads(request.json)["uid"]
+        query = orjson.loads(request.json)
+        uid = query["uid"]
         batch = self._batch(uid)
+        patterns = query.get("authorizedIndexes")
+        if patterns is not None and batch is not None:
+            visible = visible_tasks(self.store, patterns)
+            if uid in hidden_batches(self.store, visible, self.executor.processing):
+                batch = None
         if batch is None:
             return _error(ApiError("batch_not_found", f"Batch `{uid}` not found."))
         return _reply(batch)
@@ -163,6 +174,9 @@ class SchedulerService(scheduler_pb2_grpc.SchedulerServicer):
             uids = BitMap(view["batchUid"] for view in views if view["batchUid"] is not None)
         if query.get("batchUids") is not None:
             uids &= BitMap(query["batchUids"])
+        if query.get("authorizedIndexes") is not None:
+            visible = visible_tasks(self.store, query["authorizedIndexes"])
+            uids -= hidden_batches(self.store, visible, processing)
         page, next_uid = seek_page(
             uids, query.get("limit", 20), query.get("from"), query.get("reverse", False)
         )
@@ -202,6 +216,9 @@ class SchedulerService(scheduler_pb2_grpc.SchedulerServicer):
     ) -> json_pb2.JsonReply:
         query = orjson.loads(request.json)
         indexes = sorted(self.store.list_indexes(), key=lambda i: i["uid"].encode())
+        if query.get("authorizedIndexes") is not None:
+            allowed = IndexPatterns(query["authorizedIndexes"])
+            indexes = [index for index in indexes if allowed.allows(index["uid"])]
         offset, limit = query.get("offset", 0), query.get("limit", 20)
         results = [public_index(i) for i in indexes[offset : offset + limit]]
         return _reply({"results": results, "offset": offset, "limit": limit, "total": len(indexes)})
@@ -218,6 +235,34 @@ class SchedulerService(scheduler_pb2_grpc.SchedulerServicer):
             for i in self.store.list_indexes()
         }
         return _reply({"databaseSize": self.store.database_size(), "indexes": indexes})
+
+    async def ListKeys(
+        self, request: json_pb2.JsonRequest, context: grpc.aio.ServicerContext
+    ) -> json_pb2.JsonReply:
+        return _reply({"results": self.keys.list()})
+
+    async def CreateKey(
+        self, request: json_pb2.JsonRequest, context: grpc.aio.ServicerContext
+    ) -> json_pb2.JsonReply:
+        return _answer(lambda: self.keys.create(orjson.loads(request.json)))
+
+    async def UpdateKey(
+        self, request: json_pb2.JsonRequest, context: grpc.aio.ServicerContext
+    ) -> json_pb2.JsonReply:
+        changes = orjson.loads(request.json)
+        return _answer(lambda: self.keys.update(changes.pop("uid"), changes))
+
+    async def DeleteKey(
+        self, request: json_pb2.JsonRequest, context: grpc.aio.ServicerContext
+    ) -> json_pb2.JsonReply:
+        return _answer(lambda: self.keys.delete(orjson.loads(request.json)["uid"]))
+
+
+def _answer(call: Callable[[], Any]) -> json_pb2.JsonReply:
+    try:
+        return _reply(call())
+    except ApiError as error:
+        return _error(error)
 
 
 def public_index(index: dict[str, Any]) -> dict[str, Any]:
@@ -317,7 +362,9 @@ async def serve(config: Config) -> None:
         config.experimental_max_number_of_batched_tasks, config.experimental_limit_batched_tasks_total_size
     )
     executor = Executor(store, shards, limits)
-    service = SchedulerService(store, executor)
+    keys = KeyCatalog(store)
+    keys.ensure_defaults()
+    service = SchedulerService(store, executor, keys)
     server = aio_server(layout.scheduler_socket)
     scheduler_pb2_grpc.add_SchedulerServicer_to_server(service, server)
     executor.before_batch = lambda: _cleanup_old_tasks(store, service)

@@ -3,6 +3,7 @@
 Tasks, payloads, batches, the index catalog and the filter bitmaps change together in one write
 transaction, committed with fsync before a write is acknowledged. Bitmaps (status, type, index) are
 kept in memory too, since this process is their only writer; memory is updated only after commit.
+API keys (uid -> key record, never the key value) live in their own table of the same environment.
 """
 
 from __future__ import annotations
@@ -78,6 +79,16 @@ class Txn:
     def delete_index(self, uid: str) -> None:
         self.txn.delete(uid.encode(), db=self.store.catalog_db)
 
+    def put_key(self, record: dict[str, Any]) -> None:
+        self.txn.put(record["uid"].encode(), orjson.dumps(record), db=self.store.keys_db)
+
+    def delete_key(self, uid: str) -> None:
+        self.txn.delete(uid.encode(), db=self.store.keys_db)
+
+    def get_key(self, uid: str) -> dict[str, Any] | None:
+        raw = self.txn.get(uid.encode(), db=self.store.keys_db)
+        return orjson.loads(raw) if raw is not None else None
+
     def set_meta(self, name: str, value: Any) -> None:
         if value is None:
             self.txn.delete(name.encode(), db=self.store.meta_db)
@@ -108,6 +119,7 @@ class SchedulerStore:
         self.catalog_db = self.env.open_db(b"catalog")
         self.meta_db = self.env.open_db(b"meta")
         self.bitmaps_db = self.env.open_db(b"bitmaps")
+        self.keys_db = self.env.open_db(b"keys")
         self.compressor = zstandard.ZstdCompressor(level=3)
         self.decompressor = zstandard.ZstdDecompressor()
         self._bitmaps: dict[str, BitMap] = {}
@@ -181,6 +193,10 @@ class SchedulerStore:
 
     def list_indexes(self) -> list[dict[str, Any]]:
         with self.env.begin(db=self.catalog_db) as txn:
+            return [orjson.loads(raw) for _, raw in txn.cursor()]
+
+    def list_keys(self) -> list[dict[str, Any]]:
+        with self.env.begin(db=self.keys_db) as txn:
             return [orjson.loads(raw) for _, raw in txn.cursor()]
 
     def get_meta(self, name: str, default: Any = None) -> Any:

@@ -86,6 +86,26 @@ class SchedulerStub:
                 request_serializer=common_dot_rpc_dot_json__pb2.JsonRequest.SerializeToString,
                 response_deserializer=common_dot_rpc_dot_json__pb2.JsonReply.FromString,
                 _registered_method=True)
+        self.ListKeys = channel.unary_unary(
+                '/sift.v1.Scheduler/ListKeys',
+                request_serializer=common_dot_rpc_dot_json__pb2.JsonRequest.SerializeToString,
+                response_deserializer=common_dot_rpc_dot_json__pb2.JsonReply.FromString,
+                _registered_method=True)
+        self.CreateKey = channel.unary_unary(
+                '/sift.v1.Scheduler/CreateKey',
+                request_serializer=common_dot_rpc_dot_json__pb2.JsonRequest.SerializeToString,
+                response_deserializer=common_dot_rpc_dot_json__pb2.JsonReply.FromString,
+                _registered_method=True)
+        self.UpdateKey = channel.unary_unary(
+                '/sift.v1.Scheduler/UpdateKey',
+                request_serializer=common_dot_rpc_dot_json__pb2.JsonRequest.SerializeToString,
+                response_deserializer=common_dot_rpc_dot_json__pb2.JsonReply.FromString,
+                _registered_method=True)
+        self.DeleteKey = channel.unary_unary(
+                '/sift.v1.Scheduler/DeleteKey',
+                request_serializer=common_dot_rpc_dot_json__pb2.JsonRequest.SerializeToString,
+                response_deserializer=common_dot_rpc_dot_json__pb2.JsonReply.FromString,
+                _registered_method=True)
 
 
 class SchedulerServicer:
@@ -160,6 +180,37 @@ class SchedulerServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def ListKeys(self, request, context):
+        """API keys. A key record is {"uid", "name", "description", "actions", "indexes", "expiresNs",
+        "createdNs", "updatedNs"}: the key object without its `key` value, which the gateway derives
+        from the master key. Writes are committed (fsync) before the reply.
+        {} -> {"results": [key record]} (every key: the gateway caches them all)
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def CreateKey(self, request, context):
+        """key record without timestamps -> key record; api_key_already_exists for a taken uid
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def UpdateKey(self, request, context):
+        """{"uid", "name"?, "description"?} -> key record; api_key_not_found
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def DeleteKey(self, request, context):
+        """{"uid"} -> the deleted key record; api_key_not_found
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_SchedulerServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -210,6 +261,26 @@ def add_SchedulerServicer_to_server(servicer, server):
             ),
             'Stats': grpc.unary_unary_rpc_method_handler(
                     servicer.Stats,
+                    request_deserializer=common_dot_rpc_dot_json__pb2.JsonRequest.FromString,
+                    response_serializer=common_dot_rpc_dot_json__pb2.JsonReply.SerializeToString,
+            ),
+            'ListKeys': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListKeys,
+                    request_deserializer=common_dot_rpc_dot_json__pb2.JsonRequest.FromString,
+                    response_serializer=common_dot_rpc_dot_json__pb2.JsonReply.SerializeToString,
+            ),
+            'CreateKey': grpc.unary_unary_rpc_method_handler(
+                    servicer.CreateKey,
+                    request_deserializer=common_dot_rpc_dot_json__pb2.JsonRequest.FromString,
+                    response_serializer=common_dot_rpc_dot_json__pb2.JsonReply.SerializeToString,
+            ),
+            'UpdateKey': grpc.unary_unary_rpc_method_handler(
+                    servicer.UpdateKey,
+                    request_deserializer=common_dot_rpc_dot_json__pb2.JsonRequest.FromString,
+                    response_serializer=common_dot_rpc_dot_json__pb2.JsonReply.SerializeToString,
+            ),
+            'DeleteKey': grpc.unary_unary_rpc_method_handler(
+                    servicer.DeleteKey,
                     request_deserializer=common_dot_rpc_dot_json__pb2.JsonRequest.FromString,
                     response_serializer=common_dot_rpc_dot_json__pb2.JsonReply.SerializeToString,
             ),
@@ -482,6 +553,114 @@ class Scheduler:
             request,
             target,
             '/sift.v1.Scheduler/Stats',
+            common_dot_rpc_dot_json__pb2.JsonRequest.SerializeToString,
+            common_dot_rpc_dot_json__pb2.JsonReply.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListKeys(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/sift.v1.Scheduler/ListKeys',
+            common_dot_rpc_dot_json__pb2.JsonRequest.SerializeToString,
+            common_dot_rpc_dot_json__pb2.JsonReply.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def CreateKey(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/sift.v1.Scheduler/CreateKey',
+            common_dot_rpc_dot_json__pb2.JsonRequest.SerializeToString,
+            common_dot_rpc_dot_json__pb2.JsonReply.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def UpdateKey(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/sift.v1.Scheduler/UpdateKey',
+            common_dot_rpc_dot_json__pb2.JsonRequest.SerializeToString,
+            common_dot_rpc_dot_json__pb2.JsonReply.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def DeleteKey(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/sift.v1.Scheduler/DeleteKey',
             common_dot_rpc_dot_json__pb2.JsonRequest.SerializeToString,
             common_dot_rpc_dot_json__pb2.JsonReply.FromString,
             options,

@@ -100,12 +100,12 @@ async def _add_or_update(request: Request, index_uid: str, method: str) -> HTTPR
     return json_response(task, status=202)
 
 
-@bp.post("/indexes/<index_uid:str>/documents")
+@bp.post("/indexes/<index_uid:str>/documents", ctx_action="documents.add")
 async def add_documents(request: Request, index_uid: str) -> HTTPResponse:
     return await _add_or_update(request, index_uid, "replace")
 
 
-@bp.put("/indexes/<index_uid:str>/documents")
+@bp.put("/indexes/<index_uid:str>/documents", ctx_action="documents.add")
 async def update_documents(request: Request, index_uid: str) -> HTTPResponse:
     return await _add_or_update(request, index_uid, "update")
 
@@ -119,13 +119,13 @@ async def _delete(request: Request, index_uid: str, params: dict[str, Any]) -> H
     return json_response(task, status=202)
 
 
-@bp.delete("/indexes/<index_uid:str>/documents/<document_id:str>")
+@bp.delete("/indexes/<index_uid:str>/documents/<document_id:str>", ctx_action="documents.delete")
 async def delete_document(request: Request, index_uid: str, document_id: str) -> HTTPResponse:
     details = {"providedIds": 1, "deletedDocuments": None, "originalFilter": None}
     return await _delete(request, index_uid, {"kind": "ids", "ids": [document_id], "details": details})
 
 
-@bp.post("/indexes/<index_uid:str>/documents/delete-batch")
+@bp.post("/indexes/<index_uid:str>/documents/delete-batch", ctx_action="documents.delete")
 async def delete_documents_batch(request: Request, index_uid: str) -> HTTPResponse:
     checked_index_uid(index_uid)
     body = json_body(request)
@@ -137,12 +137,12 @@ async def delete_documents_batch(request: Request, index_uid: str) -> HTTPRespon
     return await _delete(request, index_uid, {"kind": "ids", "ids": ids, "details": details})
 
 
-@bp.delete("/indexes/<index_uid:str>/documents")
+@bp.delete("/indexes/<index_uid:str>/documents", ctx_action="documents.delete")
 async def clear_documents(request: Request, index_uid: str) -> HTTPResponse:
     return await _delete(request, index_uid, {"kind": "clear", "details": {"deletedDocuments": None}})
 
 
-@bp.post("/indexes/<index_uid:str>/documents/delete")
+@bp.post("/indexes/<index_uid:str>/documents/delete", ctx_action="documents.delete")
 async def delete_by_filter(request: Request, index_uid: str) -> HTTPResponse:
     """The filter's syntax is checked now; shards evaluate it when the task runs (core.md §3.3)."""
     checked_index_uid(index_uid)
@@ -167,7 +167,7 @@ async def _require_index(request: Request, uid: str) -> None:
     await request.app.ctx.cluster.ask_scheduler("GetIndex", {"uid": uid})
 
 
-@bp.get("/indexes/<index_uid:str>/documents")
+@bp.get("/indexes/<index_uid:str>/documents", ctx_action="documents.get")
 async def get_documents(request: Request, index_uid: str) -> HTTPResponse:
     uid = checked_index_uid(index_uid)
     query = parse_query(request, _READ_QUERY)
@@ -177,7 +177,7 @@ async def get_documents(request: Request, index_uid: str) -> HTTPResponse:
     return json_response(await _read_page(request, uid, query))
 
 
-@bp.post("/indexes/<index_uid:str>/documents/fetch")
+@bp.post("/indexes/<index_uid:str>/documents/fetch", ctx_action="documents.get")
 async def fetch_documents(request: Request, index_uid: str) -> HTTPResponse:
     uid = checked_index_uid(index_uid)
     body = _FETCH.validate(json_body(request))
@@ -222,7 +222,7 @@ def _project(document: dict[str, Any], fields: Any, retrieve_vectors: bool) -> d
     return document
 
 
-@bp.get("/indexes/<index_uid:str>/documents/<document_id:str>")
+@bp.get("/indexes/<index_uid:str>/documents/<document_id:str>", ctx_action="documents.get")
 async def get_document(request: Request, index_uid: str, document_id: str) -> HTTPResponse:
     uid = checked_index_uid(index_uid)
     query = parse_query(request, _ONE_QUERY)

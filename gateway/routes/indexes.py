@@ -8,6 +8,7 @@ from sanic import Blueprint, HTTPResponse, Request
 
 from common.errors import ApiError, invalid_index_uid
 from common.validation import Kind, Param, QueryKind, QuerySchema, Schema, Spec, validate
+from gateway.auth.requests import require_indexes, with_visibility
 from gateway.http.requests import checked_index_uid, is_valid_index_uid, json_body, parse_query
 from gateway.http.responses import json_response
 
@@ -66,16 +67,19 @@ _SWAP = Spec(
 )
 
 
-@bp.get("/indexes")
+@bp.get("/indexes", ctx_action="indexes.get")
 async def list_indexes(request: Request) -> HTTPResponse:
     query = parse_query(request, _LIST_QUERY)
     page = {"offset": query.get("offset", 0), "limit": query.get("limit", 20)}
-    return json_response(await request.app.ctx.cluster.ask_scheduler("ListIndexes", page))
+    return json_response(
+        await request.app.ctx.cluster.ask_scheduler("ListIndexes", with_visibility(request, page))
+    )
 
 
-@bp.post("/indexes")
+@bp.post("/indexes", ctx_action="indexes.create")
 async def create_index(request: Request) -> HTTPResponse:
     body = _CREATE.validate(json_body(request))
+    require_indexes(request, [body["uid"]])
     details = {"primaryKey": body.get("primaryKey")}
     task = await request.app.ctx.cluster.register_task(
         "indexCreation", body["uid"], {"primaryKey": body.get("primaryKey"), "details": details}
@@ -83,13 +87,13 @@ async def create_index(request: Request) -> HTTPResponse:
     return json_response(task, status=202)
 
 
-@bp.get("/indexes/<index_uid:str>")
+@bp.get("/indexes/<index_uid:str>", ctx_action="indexes.get")
 async def get_index(request: Request, index_uid: str) -> HTTPResponse:
     uid = checked_index_uid(index_uid)
     return json_response(await request.app.ctx.cluster.ask_scheduler("GetIndex", {"uid": uid}))
 
 
-@bp.patch("/indexes/<index_uid:str>")
+@bp.patch("/indexes/<index_uid:str>", ctx_action="indexes.update")
 async def update_index(request: Request, index_uid: str) -> HTTPResponse:
     uid = checked_index_uid(index_uid)
     body = _UPDATE.validate(json_body(request))
@@ -102,7 +106,7 @@ async def update_index(request: Request, index_uid: str) -> HTTPResponse:
     return json_response(task, status=202)
 
 
-@bp.delete("/indexes/<index_uid:str>")
+@bp.delete("/indexes/<index_uid:str>", ctx_action="indexes.delete")
 async def delete_index(request: Request, index_uid: str) -> HTTPResponse:
     uid = checked_index_uid(index_uid)
     params = {"details": {"deletedDocuments": None}}
@@ -111,7 +115,7 @@ async def delete_index(request: Request, index_uid: str) -> HTTPResponse:
     )
 
 
-@bp.post("/swap-indexes")
+@bp.post("/swap-indexes", ctx_action="indexes.swap")
 async def swap_indexes(request: Request) -> HTTPResponse:
     swaps = validate(_SWAP, json_body(request))
     seen: list[str] = []
@@ -129,6 +133,7 @@ async def swap_indexes(request: Request) -> HTTPResponse:
                 duplicates.append(uid)
             seen.append(uid)
         swaps[position] = {"indexes": indexes, "rename": swap.get("rename", False)}
+    require_indexes(request, seen)
     if duplicates:
         names = ", ".join(f"`{d}`" for d in duplicates)
         verb = "was specified several times" if len(duplicates) == 1 else "were specified several times"

@@ -14,6 +14,7 @@ from typing import Any, TypeVar
 from sanic import Blueprint, HTTPResponse, Request, Sanic
 
 from common.errors import ApiError
+from gateway.auth.requests import access_of
 from gateway.http.requests import json_body
 from gateway.http.responses import json_response
 from gateway.search.federation import federated_response
@@ -28,10 +29,10 @@ bp = Blueprint("multi_search")
 T = TypeVar("T")
 
 
-@bp.post("/multi-search")
+@bp.post("/multi-search", ctx_action="search")
 async def multi_search(request: Request) -> HTTPResponse:
     started = time.perf_counter()
-    search = parse_multi_search(json_body(request))
+    search = parse_multi_search(json_body(request), access_of(request).restrict_search)
     app = request.app
     async with search_slot(app):
         if search.federation is None:

@@ -7,6 +7,7 @@ from typing import Any
 
 from sanic import Blueprint, HTTPResponse, Request
 
+from gateway.auth.requests import access_of
 from gateway.http.requests import checked_index_uid, json_body, parse_query
 from gateway.http.responses import json_response
 from gateway.search.params import (
@@ -25,16 +26,18 @@ from gateway.search.runner import search_index
 bp = Blueprint("search")
 
 
-@bp.post("/indexes/<index_uid:str>/search")
+@bp.post("/indexes/<index_uid:str>/search", ctx_action="search")
 async def search_with_post(request: Request, index_uid: str) -> HTTPResponse:
     uid = checked_index_uid(index_uid)
-    return await _search(request, uid, BODY.validate(json_body(request)))
+    params = BODY.validate(json_body(request))
+    return await _search(request, uid, access_of(request).restrict_search(uid, params))
 
 
-@bp.get("/indexes/<index_uid:str>/search")
+@bp.get("/indexes/<index_uid:str>/search", ctx_action="search")
 async def search_with_get(request: Request, index_uid: str) -> HTTPResponse:
     uid = checked_index_uid(index_uid)
-    return await _search(request, uid, from_query_string(parse_query(request, QUERY)))
+    params = from_query_string(parse_query(request, QUERY))
+    return await _search(request, uid, access_of(request).restrict_search(uid, params))
 
 
 @queued

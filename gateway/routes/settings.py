@@ -52,18 +52,18 @@ async def _enqueue(request: Request, uid: str, update: SettingsUpdate, *, create
     return json_response(task, status=202)
 
 
-@bp.get(_SETTINGS)
+@bp.get(_SETTINGS, ctx_action="settings.get")
 async def get_settings(request: Request, index_uid: str) -> HTTPResponse:
     return json_response(await _settings(request, index_uid))
 
 
-@bp.patch(_SETTINGS)
+@bp.patch(_SETTINGS, ctx_action="settings.update")
 async def update_settings(request: Request, index_uid: str) -> HTTPResponse:
     uid = checked_index_uid(index_uid)
     return await _enqueue(request, uid, validate_settings(json_body(request)), creates=True)
 
 
-@bp.delete(_SETTINGS)
+@bp.delete(_SETTINGS, ctx_action="settings.update")
 async def reset_settings(request: Request, index_uid: str) -> HTTPResponse:
     return await _enqueue(request, checked_index_uid(index_uid), reset_all(), creates=False)
 
@@ -95,7 +95,8 @@ def _experimental_handlers(setting: ExperimentalSetting) -> dict[str, Handler]:
 def _register(path: str, handlers: dict[str, Handler]) -> None:
     for method, handler in handlers.items():
         name = f"{method.lower()}_{path.replace('-', '_')}"
-        bp.add_route(handler, f"{_SETTINGS}/{path}", methods=[method], name=name)
+        action = "settings.get" if method == "GET" else "settings.update"
+        bp.add_route(handler, f"{_SETTINGS}/{path}", methods=[method], name=name, ctx_action=action)
 
 
 for _route in SUB_ROUTES:

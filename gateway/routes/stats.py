@@ -7,6 +7,7 @@ from typing import Any
 from sanic import Blueprint, HTTPResponse, Request
 
 from common.validation import Param, QueryKind, QuerySchema
+from gateway.auth.requests import access_of
 from gateway.http.requests import checked_index_uid, parse_query
 from gateway.http.responses import json_response
 
@@ -49,7 +50,7 @@ async def _index_stats(request: Request, uid: str, is_indexing: bool, human: boo
     }
 
 
-@bp.get("/indexes/<index_uid:str>/stats")
+@bp.get("/indexes/<index_uid:str>/stats", ctx_action="stats.get")
 async def index_stats(request: Request, index_uid: str) -> HTTPResponse:
     uid = checked_index_uid(index_uid)
     human = parse_query(request, _QUERY).get("sizeFormat") == "human"
@@ -59,18 +60,21 @@ async def index_stats(request: Request, index_uid: str) -> HTTPResponse:
     return json_response(await _index_stats(request, uid, is_indexing, human))
 
 
-@bp.get("/stats")
+@bp.get("/stats", ctx_action="stats.get")
 async def global_stats(request: Request) -> HTTPResponse:
     human = parse_query(request, _QUERY).get("sizeFormat") == "human"
     cluster = request.app.ctx.cluster
     scheduler = await cluster.ask_scheduler("Stats", {})
     shard_sizes = await cluster.ask_shards("Stats", {})
     total = scheduler["databaseSize"] + sum(s["databaseSize"] for s in shard_sizes)
+    access = access_of(request)
+    # Sizes count every index; the per-index figures and lastUpdate only those the key may see.
+    visible = {uid: info for uid, info in scheduler["indexes"].items() if access.allows(uid)}
     indexes = {
         uid: await _index_stats(request, uid, info["isIndexing"], human)
-        for uid, info in sorted(scheduler["indexes"].items())
+        for uid, info in sorted(visible.items())
     }
-    updates = [info["updatedAt"] for info in scheduler["indexes"].values()]
+    updates = [info["updatedAt"] for info in visible.values()]
     return json_response(
         {
             "databaseSize": _size(total, human),

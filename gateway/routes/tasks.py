@@ -9,6 +9,7 @@ from sanic import Blueprint, HTTPResponse, Request
 from common.errors import ApiError, invalid_index_uid
 from common.timefmt import parse_filter_date
 from common.validation import STAR, Param, QueryKind, QuerySchema
+from gateway.auth.requests import with_visibility
 from gateway.http.requests import is_valid_index_uid, parse_query
 from gateway.http.responses import json_response
 from scheduler.tasks import STATUSES, TYPES
@@ -116,16 +117,17 @@ def _uid_path(raw: str, code: str, what: str) -> int:
     return int(raw)
 
 
-@bp.get("/tasks")
+@bp.get("/tasks", ctx_action="tasks.get")
 async def list_tasks(request: Request) -> HTTPResponse:
-    query = _scheduler_filters(parse_query(request, _LIST_QUERY))
+    query = with_visibility(request, _scheduler_filters(parse_query(request, _LIST_QUERY)))
     return json_response(await request.app.ctx.cluster.ask_scheduler("ListTasks", query))
 
 
-@bp.get("/tasks/<task_uid:str>")
+@bp.get("/tasks/<task_uid:str>", ctx_action="tasks.get")
 async def get_task(request: Request, task_uid: str) -> HTTPResponse:
     uid = _uid_path(task_uid, "invalid_task_uids", "Task")
-    return json_response(await request.app.ctx.cluster.ask_scheduler("GetTask", {"uid": uid}))
+    query = with_visibility(request, {"uid": uid})
+    return json_response(await request.app.ctx.cluster.ask_scheduler("GetTask", query))
 
 
 async def _bulk(request: Request, task_type: str, verb: str, counted: str) -> HTTPResponse:
@@ -139,29 +141,30 @@ async def _bulk(request: Request, task_type: str, verb: str, counted: str) -> HT
         )
     original = "?" + request.query_string
     params = {
-        "filters": _scheduler_filters(raw),
+        "filters": with_visibility(request, _scheduler_filters(raw)),
         "details": {"matchedTasks": 0, counted: None, "originalFilter": original},
     }
     return json_response(await request.app.ctx.cluster.register_task(task_type, None, params))
 
 
-@bp.post("/tasks/cancel")
+@bp.post("/tasks/cancel", ctx_action="tasks.cancel")
 async def cancel_tasks(request: Request) -> HTTPResponse:
     return await _bulk(request, "taskCancelation", "cancel", "canceledTasks")
 
 
-@bp.delete("/tasks")
+@bp.delete("/tasks", ctx_action="tasks.delete")
 async def delete_tasks(request: Request) -> HTTPResponse:
     return await _bulk(request, "taskDeletion", "delete", "deletedTasks")
 
 
-@bp.get("/batches")
+@bp.get("/batches", ctx_action="tasks.get")
 async def list_batches(request: Request) -> HTTPResponse:
-    query = _scheduler_filters(parse_query(request, _LIST_QUERY))
+    query = with_visibility(request, _scheduler_filters(parse_query(request, _LIST_QUERY)))
     return json_response(await request.app.ctx.cluster.ask_scheduler("ListBatches", query))
 
 
-@bp.get("/batches/<batch_uid:str>")
+@bp.get("/batches/<batch_uid:str>", ctx_action="tasks.get")
 async def get_batch(request: Request, batch_uid: str) -> HTTPResponse:
     uid = _uid_path(batch_uid, "invalid_batch_uids", "Batch")
-    return json_response(await request.app.ctx.cluster.ask_scheduler("GetBatch", {"uid": uid}))
+    query = with_visibility(request, {"uid": uid})
+    return json_response(await request.app.ctx.cluster.ask_scheduler("GetBatch", query))

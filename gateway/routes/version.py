@@ -9,6 +9,7 @@ from pathlib import Path
 
 from sanic import Blueprint, HTTPResponse, Request
 
+from gateway.auth.actions import PUBLIC
 from gateway.http.responses import json_response
 
 bp = Blueprint("version")
@@ -16,12 +17,12 @@ bp = Blueprint("version")
 _SOURCE_DIR = Path(__file__).resolve().parents[2]
 
 
-@bp.get("/version")
+@bp.get("/version", ctx_action="version")
 async def get_version(_request: Request) -> HTTPResponse:
     return json_response(build_info())
 
 
-@bp.get("/")
+@bp.get("/", ctx_action=PUBLIC)
 async def root(_request: Request) -> HTTPResponse:
     return json_response({"status": "Sift is running"})
 

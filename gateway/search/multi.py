@@ -9,6 +9,7 @@ with ``Inside `.queries[i]`: ``; inside a multi-search a missing index is a 400,
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -144,17 +145,23 @@ class MultiSearch:
     """The validated ``federation`` object; None for a non-federated multi-search."""
 
 
-def parse_multi_search(body: object) -> MultiSearch:
+Restrict = Callable[[str, dict[str, Any]], dict[str, Any]]
+"""A query's parameters under the request's credentials (``Access.restrict_search``)."""
+
+
+def parse_multi_search(body: object, restrict: Restrict) -> MultiSearch:
     """Validate a whole request; raises the first problem, in query order."""
     fields = MULTI_SEARCH.validate(body)
     federation = fields.get("federation")
-    queries = [_query(position, raw, federation) for position, raw in enumerate(fields["queries"])]
+    queries = [_query(position, raw, federation, restrict) for position, raw in enumerate(fields["queries"])]
     if federation is not None:
         _refuse_pending_federation(federation)
     return MultiSearch(queries, federation)
 
 
-def _query(position: int, raw: dict[str, Any], federation: dict[str, Any] | None) -> Query:
+def _query(
+    position: int, raw: dict[str, Any], federation: dict[str, Any] | None, restrict: Restrict
+) -> Query:
     options = raw.get("federationOptions")
     params = {
         name: value
@@ -162,6 +169,7 @@ def _query(position: int, raw: dict[str, Any], federation: dict[str, Any] | None
         if name not in ("indexUid", "federationOptions") and not (name in _OPTIONAL and value is None)
     }
     try:
+        params = restrict(raw["indexUid"], params)
         if federation is None:
             _check_non_federated(options)
         else:

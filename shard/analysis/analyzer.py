@@ -13,7 +13,7 @@ from shard.analysis.locales import icu_locale
 from shard.analysis.memo import Memo
 from shard.analysis.normalize import fold
 from shard.analysis.patterns import build_patterns
-from shard.analysis.segmenter import segment
+from shard.analysis.segmenter import prime_word_breaker, segment
 from shard.analysis.tokens import HARD_GAP, MAX_POSITION, MAX_WORD_BYTES, Token, TokenKind
 
 _SAFE_CHARS = MAX_WORD_BYTES // 4
@@ -31,6 +31,7 @@ class Analyzer:
         self._index_forms = Memo(self._index_form)
         self._localized = LocalizedAttributes(config.localized_attributes)
         self._stemmers = Stemmers()
+        prime_word_breaker()  # ICU's segmentation must not depend on what was segmented before
 
     def locales_for(self, field: str) -> tuple[str, ...]:
         """Locales of the first ``localizedAttributes`` rule matching the dotted field name; () = detect."""

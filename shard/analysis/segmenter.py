@@ -6,6 +6,7 @@ dictionary-based word breaker; everything else is decided by ``Patterns.general`
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterator
 
 from icu4py.breakers import WordBreaker
@@ -18,6 +19,24 @@ Span = tuple[TokenKind, int, int, int]
 position is that of the word before it (0 if none). Nothing past ``MAX_POSITION`` is produced."""
 
 _WORD, _SOFT, _HARD = TokenKind.WORD, TokenKind.SOFT_SEPARATOR, TokenKind.HARD_SEPARATOR
+
+_PRIMERS = ("東京", "ภาษาไทย", "ພາສາລາວ", "ភាសាខ្មែរ", "မြန်မာစာ")
+"""One run per dictionary break engine (Chinese/Japanese, Thai, Lao, Khmer, Burmese)."""
+
+
+@functools.cache
+def prime_word_breaker() -> None:
+    """Load ICU's dictionary break engines once per process, before any text is segmented.
+
+    ICU creates them lazily, process-wide, choosing one by the script of a run's first character. ``ー``
+    (U+30FC, and halfwidth U+FF70) has script Common, so while no Chinese/Japanese engine exists a run
+    starting with it gets no dictionary breaks (``ー𠀋`` -> one word); once one does, that engine claims
+    ``ー`` too (``ー``, ``𠀋``). Without priming, the words of a text would depend on what the process
+    segmented before: ``index_text`` and ``tokens``, or indexing and searching, could disagree. ~10 ms.
+    """
+    for primer in _PRIMERS:
+        for _ in WordBreaker(primer, "und"):
+            pass
 
 
 def segment(patterns: Patterns, text: str, icu_locale: str) -> Iterator[Span]:
