@@ -15,17 +15,14 @@ import sys
 import time
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
 
 import httpx
 import orjson
 
 from bench.datasets import DATASETS, wait_for_task
-from bench.loadgen import LoadSpec, Request
+from bench.loadgen import Request
 from bench.procstat import cluster_processes
-from bench.report import peak_memory, summarize_level
-from bench.run import measure
-from bench.search import ensure_loaded, probe, resident_mib
+from bench.search import ensure_loaded, measure_classes, probe, resident_mib
 from bench.search import render as render_search
 from tests.support.cluster import RunningCluster
 
@@ -73,16 +70,11 @@ def run(args: argparse.Namespace, environment: dict[str, Any]) -> dict[str, Any]
         name: tuple(Request("POST", path, orjson.dumps(body), _JSON) for body in sets[name])
         for name in CLASSES
     }
-    runs: dict[tuple[str, int], list[dict[str, Any]]] = {
-        (name, c): [] for name in CLASSES for c in args.concurrency
-    }
     with (
         RunningCluster(shards=args.shards) as cluster,
         httpx.Client(base_url=cluster.url, timeout=600.0) as client,
     ):
         assert cluster.process is not None
-        address = urlsplit(cluster.url)
-        assert address.hostname is not None and address.port is not None
         loaded = ensure_loaded(client, DATASET, None, args.seed)
         started = time.monotonic()
         task = client.patch(f"/indexes/{DATASET}/settings", json=SETTINGS).json()["taskUid"]
@@ -91,22 +83,7 @@ def run(args: argparse.Namespace, environment: dict[str, Any]) -> dict[str, Any]
         loaded["resident_mib"] = resident_mib(cluster_processes(cluster.process.pid))
         print("probing each distinct request once ...", file=sys.stderr, flush=True)
         probes = {name: probe(client, DATASET, sets[name]) for name in CLASSES}
-        for number in range(1, args.runs + 1):
-            for name in CLASSES:
-                for c in args.concurrency:
-                    print(f"run {number}/{args.runs}, {name}, {c} clients ...", file=sys.stderr, flush=True)
-                    spec = LoadSpec(
-                        address.hostname, address.port, c, args.warmup, args.duration, requests[name]
-                    )
-                    runs[name, c].append(measure(spec, cluster_processes(cluster.process.pid)))
-    classes = [
-        {
-            "class": name,
-            "levels": (levels := [summarize_level(c, runs[name, c]) for c in args.concurrency]),
-            "peak_memory": peak_memory(levels),
-        }
-        for name in CLASSES
-    ]
+        classes = measure_classes(cluster, args, requests)
     return {
         "scenario": "geo",
         "description": "geo filters, numeric ranges and geo sort on cities (placeholder searches)",
