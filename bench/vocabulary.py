@@ -32,7 +32,8 @@ from pyroaring import BitMap
 from bench import synthetic
 from shard.index.env import StoreEnv, Txn
 from shard.index.postings import encode_bitmap, term_keys
-from shard.query.vocabulary import prefix_words, typo_words
+from shard.query.typos import typo_words
+from shard.query.vocabulary import prefix_words
 
 INDEX_ID = 1
 _ORDER = 3

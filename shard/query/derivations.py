@@ -18,7 +18,8 @@ import orjson
 from shard.analysis import MAX_WORD_BYTES, Analyzer, TokenKind
 from shard.query.context import SearchContext
 from shard.query.parse import ParsedQuery, QueryTerm
-from shard.query.vocabulary import PREFIX_LIMIT, best_split, prefix_words, typo_words
+from shard.query.typos import typo_words
+from shard.query.vocabulary import PREFIX_LIMIT, best_split, prefix_words
 
 MAX_NGRAM = 3
 MIN_SPLIT_LENGTH = 4

@@ -22,15 +22,8 @@ from pyroaring import BitMap
 
 from shard.index.env import StoreEnv, Txn
 from shard.index.postings import encode_bitmap, term_keys
-from shard.query.vocabulary import (
-    ONE_TYPO_LIMIT,
-    PREFIX_LIMIT,
-    TWO_TYPOS_LIMIT,
-    best_split,
-    prefix_words,
-    typo_words,
-    word_exists,
-)
+from shard.query.typos import ONE_TYPO_LIMIT, TWO_TYPOS_LIMIT, typo_words
+from shard.query.vocabulary import PREFIX_LIMIT, best_split, prefix_words, word_exists
 
 LIMITS = {1: ONE_TYPO_LIMIT, 2: TWO_TYPOS_LIMIT}
 # Non-ASCII letters of 2 and 3 UTF-8 bytes, and the code points either side of the surrogates the
