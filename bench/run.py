@@ -2,8 +2,9 @@
 
 ``python -m bench.run ingest [...]`` measures indexing instead (``bench/ingest.py``), ``relevance``
 ranking quality on Cranfield (``bench/relevance.py``), ``search`` the latency of query classes on a
-loaded dataset (``bench/search.py``), ``facets`` facet distributions on cities (``bench/facets.py``)
-and ``auth`` the cost of authentication (``bench/auth.py``); each has its own options.
+loaded dataset (``bench/search.py``), ``facets`` facet distributions on cities (``bench/facets.py``),
+``geo`` geo and range filters and geo sort on ``cities`` (``bench/geo.py``) and ``auth`` the cost of
+authentication (``bench/auth.py``); each has its own options.
 
 Runs are interleaved (run 1 at every concurrency, then run 2, ...) so that slow drift of a noisy
 machine spreads over all levels instead of biasing one of them.
@@ -39,7 +40,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
         prog="python -m bench.run",
         description=__doc__.splitlines()[0],
-        epilog="`python -m bench.run ingest|relevance|search|facets|auth --help` for the other benchmarks",
+        epilog="`python -m bench.run <scenario> --help`: options of each non-default scenario",
     )
     parser.add_argument("scenario", choices=sorted(SCENARIOS))
     parser.add_argument("--shards", type=int, default=2)
@@ -144,6 +145,10 @@ def own_cli(name: str) -> ModuleType | None:
     """
     if name == "ingest":
         return ingest
+    if name == "geo":
+        from bench import geo
+
+        return geo
     if name == "relevance":
         from bench import relevance
 

@@ -276,6 +276,33 @@ def _function(frame: str) -> str:
     return f"{name} ({where.rsplit(':', 1)[0]})" if where else name
 
 
+def measure_classes(
+    cluster: RunningCluster, args: argparse.Namespace, requests: dict[str, tuple[Request, ...]]
+) -> list[dict[str, Any]]:
+    """Each class at each of ``args.concurrency``, ``args.runs`` times interleaved: per-level medians."""
+    assert cluster.process is not None
+    address = urlsplit(cluster.url)
+    assert address.hostname is not None and address.port is not None
+    runs: dict[tuple[str, int], list[dict[str, Any]]] = {
+        (name, c): [] for name in requests for c in args.concurrency
+    }
+    for run in range(1, args.runs + 1):
+        for name in requests:
+            for c in args.concurrency:
+                print(f"run {run}/{args.runs}, {name}, {c} clients ...", file=sys.stderr, flush=True)
+                spec = LoadSpec(address.hostname, address.port, c, args.warmup, args.duration, requests[name])
+                # Looked up per measurement: a child the launcher restarted has a new pid.
+                runs[name, c].append(measure(spec, cluster_processes(cluster.process.pid)))
+    return [
+        {
+            "class": name,
+            "levels": (levels := [summarize_level(c, runs[name, c]) for c in args.concurrency]),
+            "peak_memory": peak_memory(levels),
+        }
+        for name in requests
+    ]
+
+
 def run(args: argparse.Namespace, environment: dict[str, Any]) -> dict[str, Any]:
     docs = (args.docs or DEFAULT_SYNTHETIC_DOCS) if args.dataset == "synthetic" else None
     started_at = time.strftime("%Y-%m-%dT%H:%M:%S%z")
@@ -285,9 +312,6 @@ def run(args: argparse.Namespace, environment: dict[str, Any]) -> dict[str, Any]
     requests = {
         name: tuple(Request("POST", path, orjson.dumps(body), _JSON) for body in bodies)
         for name, bodies in sets.items()
-    }
-    runs: dict[tuple[str, int], list[dict[str, Any]]] = {
-        (name, c): [] for name in args.classes for c in args.concurrency
     }
     if args.data_dir is not None:
         args.data_dir.mkdir(parents=True, exist_ok=True)
@@ -304,23 +328,7 @@ def run(args: argparse.Namespace, environment: dict[str, Any]) -> dict[str, Any]
         probes = {
             name: probe(client, args.dataset, list(sets[name])) for name in args.classes if name != "mixed"
         }
-        for run in range(1, args.runs + 1):
-            for name in args.classes:
-                for c in args.concurrency:
-                    print(f"run {run}/{args.runs}, {name}, {c} clients ...", file=sys.stderr, flush=True)
-                    spec = LoadSpec(
-                        address.hostname, address.port, c, args.warmup, args.duration, requests[name]
-                    )
-                    # Looked up per measurement: a child the launcher restarted has a new pid.
-                    runs[name, c].append(measure(spec, cluster_processes(cluster.process.pid)))
-        classes = [
-            {
-                "class": name,
-                "levels": (levels := [summarize_level(c, runs[name, c]) for c in args.concurrency]),
-                "peak_memory": peak_memory(levels),
-            }
-            for name in args.classes
-        ]
+        classes = measure_classes(cluster, args, {name: requests[name] for name in args.classes})
         profiled = None
         if args.profile:
             target = args.profile

@@ -8,6 +8,7 @@ from typing import Any
 import orjson
 
 from common.documents import DocumentError, extract_document_id, infer_primary_key
+from common.documents.geo import check_geo
 from common.gcpause import gc_paused
 from common.partition import shard_of
 
@@ -19,6 +20,8 @@ class DocumentPlan:
     operations: list[list[dict[str, Any]]]
     primary_key: str | None
     failures: dict[int, dict[str, str]] = field(default_factory=dict)
+    geo: bool = False
+    """Whether the index uses ``_geo``, whose documents' points are then validated."""
 
 
 def plan_documents(
@@ -27,8 +30,9 @@ def plan_documents(
     payloads: dict[int, bytes],
     primary_key: str | None,
     shard_count: int,
+    geo: bool = False,
 ) -> DocumentPlan:
-    plan = DocumentPlan([[] for _ in range(shard_count)], primary_key)
+    plan = DocumentPlan([[] for _ in range(shard_count)], primary_key, geo=geo)
     with gc_paused():
         _plan_tasks(plan, index_uid, tasks, payloads, shard_count)
     return plan
@@ -93,6 +97,8 @@ def _plan_addition(
     per_shard: list[list[list[Any]]] = [[] for _ in range(shard_count)]
     for position, document in enumerate(documents):
         external_id = extract_document_id(document, primary_key)
+        if plan.geo:
+            check_geo(index_uid, document, document[primary_key])
         per_shard[shard_of(external_id, shard_count)].append([external_id, document, position])
     plan.primary_key = primary_key
     for shard, docs in enumerate(per_shard):

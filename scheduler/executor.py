@@ -15,6 +15,7 @@ from typing import Any
 import grpc
 from pyroaring import BitMap
 
+from common.documents.geo import uses_geo
 from common.errors import ApiError, index_already_exists, index_not_found
 from common.logging import get_logger
 from common.timefmt import format_duration, now_ns
@@ -335,7 +336,13 @@ class Executor:
         }
         primary_key = index["primaryKey"] if index else None
         plan = await asyncio.to_thread(
-            plan_documents, uid, runnable, payloads, primary_key, self.shards.count
+            plan_documents,
+            uid,
+            runnable,
+            payloads,
+            primary_key,
+            self.shards.count,
+            uses_geo(index.get("settings", {}) if index else {}),
         )
         if self._abort_requested:
             raise BatchAborted

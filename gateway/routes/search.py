@@ -13,6 +13,7 @@ from gateway.http.responses import json_response
 from gateway.search.params import (
     BODY,
     QUERY,
+    check_sort_syntax,
     from_query_string,
     page_window,
     refuse_pending,
@@ -43,6 +44,7 @@ async def search_with_get(request: Request, index_uid: str) -> HTTPResponse:
 async def _search(request: Request, uid: str, params: dict[str, Any]) -> HTTPResponse:
     started = time.perf_counter()
     refuse_pending(params)
+    check_sort_syntax(params)
     params = select_search_kind(params)
     window = page_window(params)
     offset, limit, _ = window

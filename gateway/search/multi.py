@@ -16,7 +16,7 @@ from typing import Any
 from common.errors import ApiError, invalid_index_uid
 from common.validation import Kind, Schema, Spec
 from gateway.http.requests import is_valid_index_uid
-from gateway.search.params import BODY, refuse_pending, select_search_kind
+from gateway.search.params import BODY, check_sort_syntax, refuse_pending, select_search_kind
 
 # Absent and default differ for these inside a query (a federated query may not paginate), so a query
 # also accepts null for them, meaning absent.
@@ -173,6 +173,7 @@ def _query(
         else:
             _check_federated(params, federation, options)
         refuse_pending(params)
+        check_sort_syntax(params)
         params = select_search_kind(params)
     except ApiError as error:
         raise QueryError(position, error) from None

@@ -8,6 +8,7 @@ import orjson
 
 from common.errors import ApiError
 from common.settings.specs import LOCALES
+from common.sort import SortError, parse_sort
 from common.validation import Kind, Param, QueryKind, QuerySchema, Schema, Spec
 from common.validation.body import Check
 
@@ -124,12 +125,10 @@ QUERY = QuerySchema(
     }
 )
 
-# Parameters validated by the schemas above whose behaviour comes with later work (sort, distinct,
-# personalisation). Sending one with a non-default value is refused rather than
-# silently ignored, so that no client gets results that look right but are not.
+# Parameters validated by the schemas above whose behaviour comes with later work (personalisation).
+# Sending one with a non-default value is refused rather than silently ignored, so that no client gets
+# results that look right but are not.
 _PENDING = {
-    "sort": "invalid_search_sort",
-    "distinct": "invalid_search_distinct",
     "personalize": "invalid_search_personalize",
 }
 
@@ -138,6 +137,27 @@ def refuse_pending(params: dict[str, Any]) -> None:
     for name, code in _PENDING.items():
         if params.get(name) not in (None, [], ""):
             raise ApiError(code, f"The search parameter `{name}` is not supported yet by this server.")
+
+
+def check_sort_syntax(params: dict[str, Any]) -> None:
+    """Sort syntax errors have no index prefix: the gateway answers them; the shards check the
+    criteria against the index's settings."""
+    try:
+        parse_sort(params.get("sort") or [])
+    except SortError as error:
+        raise error.api_error("invalid_search_sort") from None
+
+
+def sort_entries(raw: str) -> list[str]:
+    """A GET ``sort``: comma-separated, a ``_geoPoint(`` piece absorbing the following ones until one
+    ends the criterion (search.md §1.2); surrounding double quotes trimmed."""
+    entries: list[str] = []
+    for piece in raw.strip('"').split(","):
+        if entries and entries[-1].startswith("_geoPoint(") and not entries[-1].endswith((":asc", ":desc")):
+            entries[-1] += "," + piece
+        else:
+            entries.append(piece)
+    return entries
 
 
 def select_search_kind(params: dict[str, Any]) -> dict[str, Any]:
@@ -179,6 +199,8 @@ def from_query_string(params: dict[str, Any]) -> dict[str, Any]:
     converted = dict(params)
     if "filter" in converted:
         converted["filter"] = query_filter(converted["filter"])
+    if "sort" in converted:
+        converted["sort"] = sort_entries(converted["sort"])
     threshold = converted.pop("rankingScoreThreshold", None)
     if threshold is not None:
         converted["rankingScoreThreshold"] = _query_ratio(

@@ -17,6 +17,8 @@ from sanic import Sanic
 from common.errors import ApiError
 from common.rpc import shard_pb2
 from common.settings.pagination import DEFAULT_MAX_TOTAL_HITS
+from gateway.search.distinct import deduplicate
+from gateway.search.order import merge_order
 
 # Parameters the gateway handles itself; everything else travels to the shards.
 _GATEWAY_ONLY = frozenset(
@@ -28,15 +30,17 @@ _GATEWAY_ONLY = frozenset(
 class RankedHit:
     seq: int
     """Global insertion order: the final tie-break, lower first."""
-    key: tuple[float, ...]
-    """Per-rule local scores in rule order; compared lexicographically, higher first."""
+    key: tuple[Any, ...]
+    """Per-rule local scores and sort values in rule order, see ``order.py``."""
     score: float
     details: dict[str, Any]
     hit: dict[str, Any]
+    distinct: list[list[Any]] | None = None
+    """With distinct: the hit's values of the distinct attribute, ``[kind, value]`` pairs."""
 
-    def order(self) -> tuple[tuple[float, ...], int]:
-        """Ascending order of this is best-first: negated scores, then insertion order."""
-        return tuple(-value for value in self.key), self.seq
+    def order(self) -> tuple[tuple[tuple[Any, ...], ...], int]:
+        """Ascending order of this is best-first: the key's merge order, then insertion order."""
+        return merge_order(self.key), self.seq
 
 
 @dataclass(frozen=True)
@@ -58,6 +62,42 @@ async def search_index(app: Sanic, uid: str, params: dict[str, Any], wanted: int
         shard_query["containsFilter"] = True
     if shard_query.get("matchingStrategy") == "frequency" and (shard_query.get("q") or "").strip():
         shard_query["termCounts"] = await _term_counts(cluster, uid, shard_query)
+    limit = wanted
+    while True:
+        found = await _fan_out(cluster, uid, shard_query, limit)
+        pages, cap = found.pages, found.max_total_hits
+        merged = list(heapq.merge(*pages, key=RankedHit.order))
+        if all(hit.distinct is None for hit in merged):
+            return IndexSearch(merged[:wanted], found.candidates, cap, found.facets)
+        kept = deduplicate(merged)[:wanted]
+        full = min(limit, cap)
+        if len(kept) >= wanted or limit >= cap or all(len(page) < full for page in pages):
+            count = await _distinct_count(cluster, uid, shard_query, kept)
+            return IndexSearch(kept, count, cap, found.facets)
+        limit = min(limit * 2, cap)
+
+
+async def _distinct_count(cluster: Any, uid: str, shard_query: dict[str, Any], kept: list[RankedHit]) -> int:
+    """The candidates left once the page's kept hits exclude every other document sharing one of their
+    values (what one shard holding everything counts): a second round, the values being known only now."""
+    values = sorted({(kind, value) for hit in kept for kind, value in hit.distinct or ()}, key=repr)
+    remaining = await _fan_out(cluster, uid, {**shard_query, "distinctValues": values}, 0)
+    return remaining.candidates + sum(1 for hit in kept if hit.distinct)
+
+
+@dataclass(frozen=True)
+class _ShardPages:
+    pages: list[list[RankedHit]]
+    """Each shard's best hits, best first."""
+    candidates: int
+    """Summed over shards."""
+    max_total_hits: int
+    facets: list[dict[str, Any]]
+
+
+async def _fan_out(cluster: Any, uid: str, shard_query: dict[str, Any], limit: int) -> _ShardPages:
+    """Every shard's best ``limit`` hits, the summed candidate count, ``maxTotalHits`` and facets."""
+    shard_query = {**shard_query, "limit": limit}
     request = shard_pb2.SearchRequest(index_uid=uid, query_json=orjson.dumps(shard_query))
     replies = await cluster.search(request)
     if not any(reply.index_found for reply in replies):
@@ -70,9 +110,8 @@ async def search_index(app: Sanic, uid: str, params: dict[str, Any], wanted: int
     found = [reply for reply in replies if reply.index_found]
     cap = max((reply.max_total_hits for reply in found), default=0) or DEFAULT_MAX_TOTAL_HITS
     pages = [[_ranked(entry) for entry in orjson.loads(reply.hits_json)] for reply in found]
-    merged = list(heapq.merge(*pages, key=RankedHit.order))[:wanted]
     facets = [orjson.loads(reply.facets_json) for reply in found if reply.facets_json]
-    return IndexSearch(merged, sum(reply.candidates for reply in found), cap, facets)
+    return _ShardPages(pages, sum(reply.candidates for reply in found), cap, facets)
 
 
 async def _term_counts(cluster: Any, uid: str, shard_query: dict[str, Any]) -> list[int]:
@@ -93,8 +132,8 @@ async def _term_counts(cluster: Any, uid: str, shard_query: dict[str, Any]) -> l
 
 
 def _ranked(entry: list[Any]) -> RankedHit:
-    seq, key, score, details, hit = entry
-    return RankedHit(seq, tuple(key), score, details, hit)
+    seq, key, score, details, hit, distinct = entry
+    return RankedHit(seq, tuple(key), score, details, hit, distinct)
 
 
 def render_hit(entry: RankedHit, params: dict[str, Any]) -> dict[str, Any]:

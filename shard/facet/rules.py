@@ -40,8 +40,17 @@ def _rule(raw: str | dict[str, Any]) -> _Rule:
 
 
 def facet_settings(settings: Settings) -> tuple[Any, Any]:
-    """What the stored facet values depend on: a change re-indexes them."""
-    return settings.get("filterableAttributes") or [], sorted(settings.get("sortableAttributes") or [])
+    """What the stored facet values depend on: a change re-indexes them. Besides filterable rules, the
+    fields whose values rank or deduplicate: sortable ones, custom ``field:asc|desc`` ranking rules and
+    the distinct attribute (search.md §6 reindexing)."""
+    ordered = set(settings.get("sortableAttributes") or [])
+    for rule in settings.get("rankingRules") or []:
+        field, _, order = rule.rpartition(":")
+        if field and order in ("asc", "desc"):
+            ordered.add(field)
+    if settings.get("distinctAttribute"):
+        ordered.add(settings["distinctAttribute"])
+    return settings.get("filterableAttributes") or [], sorted(ordered)
 
 
 class FacetedFields:

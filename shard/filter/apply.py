@@ -14,6 +14,7 @@ from pyroaring import BitMap
 from common.filter.errors import FilterError
 from common.filter.parse import parse_filter
 from common.filter.permissions import check_experimental, check_filter
+from shard.facet.column import CacheRef
 from shard.facet.reader import FacetReader
 from shard.filter.evaluate import FilterEvaluator
 from shard.index.env import StoreEnv, Txn
@@ -32,6 +33,8 @@ class FilterScope:
     index_uid: str
     settings: Settings
     state: IndexState
+    cached: CacheRef | None = None
+    """The shard's read cache and generation, for geo points (searches pass theirs)."""
 
 
 def filter_documents(scope: FilterScope, raw: Any, *, code: str, contains: bool) -> BitMap | None:
@@ -50,7 +53,7 @@ def filter_documents(scope: FilterScope, raw: Any, *, code: str, contains: bool)
         )
         check_experimental(tree, contains_filter=contains, multimodal=False)
         reader = FacetReader(scope.txn, scope.env.facets, scope.index_id, state)
-        return FilterEvaluator(reader, state.live).evaluate(tree)
+        return FilterEvaluator(reader, state.live, scope.cached).evaluate(tree)
     except FilterError as error:
         raise error.api_error(code) from None
 
@@ -58,7 +61,8 @@ def filter_documents(scope: FilterScope, raw: Any, *, code: str, contains: bool)
 def filtered_out(ctx: SearchContext, params: dict[str, Any]) -> BitMap:
     """The live documents a search's ``filter`` leaves out (none without a filter): excluded from the
     candidates like negated words, so placeholder and keyword searches and their counts agree."""
-    scope = FilterScope(ctx.env, ctx.txn, ctx.index_id, ctx.index_uid, ctx.settings, ctx.state)
+    cached = None if ctx.cache is None else (ctx.cache, ctx.generation)
+    scope = FilterScope(ctx.env, ctx.txn, ctx.index_id, ctx.index_uid, ctx.settings, ctx.state, cached)
     contains = bool(params.get("containsFilter"))
     matching = filter_documents(scope, params.get("filter"), code="invalid_search_filter", contains=contains)
     return BitMap() if matching is None else ctx.state.live - matching

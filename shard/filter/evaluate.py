@@ -29,19 +29,23 @@ from common.filter.ast import (
     VectorsExists,
 )
 from common.filter.errors import FilterError, located
+from shard.facet.column import CacheRef
 from shard.facet.keys import EMPTY, EXISTS, NULL
 from shard.facet.reader import FacetReader
 from shard.facet.values import facet_number, normalize_facet
+from shard.geo.points import geo_points
 
 
 class FilterEvaluator:
     """Evaluates a tree already checked against the index's rules and experimental features
     (``common.filter.permissions``)."""
 
-    def __init__(self, reader: FacetReader, universe: BitMap) -> None:
+    def __init__(self, reader: FacetReader, universe: BitMap, cached: CacheRef | None = None) -> None:
         self.reader = reader
         self.universe = universe
         """Every live document: what ``NOT`` and ``!=`` complement against."""
+        self.cached = cached
+        """The shard's read cache, where geo points are kept between searches."""
 
     def evaluate(self, node: Filter) -> BitMap:
         match node:
@@ -71,8 +75,14 @@ class FilterEvaluator:
                 return self._contains(field, value)
             case StartsWith(field, value):
                 return self._starts_with(field, value)
-            case GeoRadius(span=span) | GeoBoundingBox(span=span) | GeoPolygon(span=span):
-                raise FilterError(located("Geo filters are not supported yet by this server.", span))
+            case GeoRadius(lat, lng, meters):
+                return geo_points(self.reader, self.cached).within_radius(self.universe, (lat, lng), meters)
+            case GeoBoundingBox(top_right, bottom_left):
+                return geo_points(self.reader, self.cached).within_box(self.universe, top_right, bottom_left)
+            case GeoPolygon(span=span):
+                raise FilterError(
+                    located("Filtering on `_geojson` is not supported yet by this server.", span)
+                )
             case VectorsExists(span=span):
                 raise FilterError(
                     located("Filtering on `_vectors` is not supported yet by this server.", span)

@@ -17,6 +17,7 @@ from common.settings.pagination import capped_window, max_total_hits
 from shard.analysis import iso639_3
 from shard.facet.requests import facet_reply
 from shard.filter.apply import filtered_out
+from shard.geo.points import geo_distance
 from shard.highlight import NO_MATCH, FormatOptions, HitFormatter, QueryMatcher
 from shard.index.codec import DocumentCodec
 from shard.index.env import StoreEnv, Txn
@@ -25,16 +26,19 @@ from shard.index.settings import Settings, displayed_attributes
 from shard.index.state import load_state
 from shard.query.context import SearchContext
 from shard.query.derivations import Derivations, derive
+from shard.query.distinct import Distinct, distinct_attribute
 from shard.query.docsets import phrase_docs, word_docs
 from shard.query.highlighting import DerivationMatcher
 from shard.query.parse import ParsedQuery, parse_query
 from shard.query.ranking.bucket_sort import RankedDoc, Ranker
 from shard.query.ranking.coverage import Coverage
 from shard.query.ranking.score import details, score, sort_key
+from shard.query.ranking.sort import first_geo_point, query_sort
 from shard.query.read_cache import ReadCache
 
 Entry = list[Any]
-"""``[sequence, sort key, score, score details, hit]``: what the gateway merges and renders."""
+"""``[sequence, sort key, score, score details, hit, distinct values or None]``: what the gateway
+merges, deduplicates and renders."""
 
 
 @dataclass(frozen=True)
@@ -74,24 +78,31 @@ def search(
         counts = [len(coverage.term_docs(term.index)) for term in query.terms]
         return SearchResult([], 0, cap, counts)
     excluded = _excluded(ctx, query) | filtered_out(ctx, params)
-    if query.placeholder:
-        docs = ctx.state.live - excluded
-        ranked = [RankedDoc(doc_id, ()) for doc_id in _first(docs, wanted)]
-        candidates = len(docs)
+    criteria = query_sort(ctx, params)
+    distinct_field = distinct_attribute(ctx, params)
+    distinct = None if distinct_field is None else Distinct(ctx, distinct_field)
+    ranker = Ranker(
+        ctx,
+        query,
+        derivations,
+        strategy=params.get("matchingStrategy", "last"),
+        threshold=params.get("rankingScoreThreshold"),
+        term_counts=params.get("termCounts"),
+        sort=criteria,
+        distinct=distinct,
+    )
+    universe = (ctx.state.live if query.placeholder else ranker.universe()) - excluded
+    if distinct is not None and params.get("distinctValues") is not None:
+        # The gateway's second round: the candidates the page's distinct values leave (see Distinct).
+        return SearchResult([], len(universe - distinct.docs_of(params["distinctValues"])), cap)
+    if query.placeholder and not ranker.rules and distinct is None:
+        ranked = [RankedDoc(doc_id, ()) for doc_id in _first(universe, wanted)]
+        candidates = len(universe)
     else:
-        ranker = Ranker(
-            ctx,
-            query,
-            derivations,
-            strategy=params.get("matchingStrategy", "last"),
-            threshold=params.get("rankingScoreThreshold"),
-            term_counts=params.get("termCounts"),
-        )
-        docs = ranker.universe() - excluded
-        outcome = ranker.rank(docs, wanted)
+        outcome = ranker.rank(universe, wanted)
         ranked, candidates = outcome.docs, outcome.candidates
-    entries = _entries(ctx, query, derivations, ranked, params)
-    return SearchResult(entries, candidates, cap, facets=facet_reply(ctx, docs, params))
+    entries = _entries(ctx, query, derivations, ranked, params, first_geo_point(criteria), distinct)
+    return SearchResult(entries, candidates, cap, facets=facet_reply(ctx, universe, params))
 
 
 def _check_embedder(index_uid: str, settings: Settings, hybrid: dict[str, Any] | None) -> None:
@@ -140,6 +151,8 @@ def _entries(
     derivations: list[Derivations],
     ranked: list[RankedDoc],
     params: dict[str, Any],
+    geo_point: tuple[float, float] | None,
+    distinct: Distinct | None,
 ) -> list[Entry]:
     if not ranked:
         return []
@@ -157,6 +170,9 @@ def _entries(
         if displayed is not None:
             document = select_attributes(document, displayed)
         hit = document if retrieve is None else select_attributes(document, retrieve)
+        distance = None if geo_point is None else geo_distance(hit, geo_point)
+        if distance is not None:
+            hit = {**hit, "_geoDistance": distance}
         if formatter is not None:
             formatted, positions = formatter.format(document)
             hit = dict(hit)
@@ -164,7 +180,8 @@ def _entries(
                 hit["_formatted"] = formatted
             if positions is not None:
                 hit["_matchesPosition"] = positions
-        entries.append([sequence, sort_key(doc.ranks), score(doc.ranks), details(doc.ranks), hit])
+        values = None if distinct is None else distinct.values[doc.doc_id]
+        entries.append([sequence, sort_key(doc.ranks), score(doc.ranks), details(doc.ranks), hit, values])
     return entries
 
 

@@ -21,6 +21,7 @@ from common.filter.ast import (
     Contains,
     Exists,
     Filter,
+    GeoPolygon,
     GeoRadius,
     In,
     IsEmpty,
@@ -160,9 +161,13 @@ def test_operator(store: ShardStore, tree: Filter, expected: list[int]) -> None:
     assert ids(store, tree) == expected
 
 
-def test_geo_is_not_supported_yet(store: ShardStore) -> None:
-    with pytest.raises(FilterError, match="not supported yet"):
-        ids(store, GeoRadius(1.0, 2.0, 3.0, None, _SPAN))
+def test_geo_radius_without_points_matches_nothing(store: ShardStore) -> None:
+    assert ids(store, GeoRadius(1.0, 2.0, 3.0, None, _SPAN)) == []
+
+
+def test_geo_polygon_is_not_supported_yet(store: ShardStore) -> None:
+    with pytest.raises(FilterError, match="`_geojson` is not supported yet"):
+        ids(store, GeoPolygon(((1.0, 2.0), (3.0, 4.0), (5.0, 6.0)), _SPAN))
 
 
 def test_updates_and_deletions_move_values(store: ShardStore) -> None:

@@ -8,20 +8,23 @@ is insertion order on every shard, so the gateway can merge shards by (ranks, in
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 
 from pyroaring import BitMap
 
+from common.sort import SortCriterion
 from shard.query.context import SearchContext
 from shard.query.derivations import Derivations
+from shard.query.distinct import Distinct
 from shard.query.occurrences import DocMatcher
 from shard.query.parse import ParsedQuery
 from shard.query.ranking.coverage import Coverage, Kept
 from shard.query.ranking.positional import DocumentCosts
-from shard.query.ranking.rules import Rule, configured_rules
+from shard.query.ranking.rules import DEFAULT_RULES, Rule, configured_rules
 from shard.query.ranking.score import SKIPPED, Rank, score
+from shard.query.ranking.sort import sort_rules
 
 PER_DOCUMENT_BUDGET = 1_000
 """Documents a query may score from their records when ``searchCutoffMs`` is not set: larger buckets
@@ -55,13 +58,18 @@ class Ranker:
         strategy: str,
         threshold: float | None,
         term_counts: list[int] | None = None,
+        sort: Sequence[SortCriterion] = (),
+        distinct: Distinct | None = None,
     ) -> None:
         self.ctx = ctx
         self.query = query
         self.coverage = Coverage(ctx, derivations)
         matcher = DocMatcher(derivations, ctx.allowed_fields, ctx.exact_fields)
         self.costs = DocumentCosts(ctx, query, derivations, matcher)
-        self.rules: list[Rule] = configured_rules(ctx.settings.get("rankingRules"), strategy)
+        names = ctx.settings.get("rankingRules") or DEFAULT_RULES
+        self.rules: list[Rule] = configured_rules(
+            names, strategy, sort_rules(names, sort), placeholder=query.placeholder
+        )
         self.strategy = strategy
         self.threshold = threshold
         self.term_counts = term_counts
@@ -70,6 +78,7 @@ class Ranker:
         self.deadline = time.monotonic() + (DEFAULT_CUTOFF_MS if cutoff is None else cutoff) / 1000
         self.budget = PER_DOCUMENT_BUDGET if cutoff is None else None
         self.dropped = 0
+        self.distinct = distinct
 
     def _kept_sets(self) -> list[Kept]:
         """The words rule's term sets, from all terms down to the most relaxed query."""
@@ -107,6 +116,8 @@ class Ranker:
         candidates = len(docs)
         if wanted > 0 and docs:
             self._visit(0, docs, self.kept_sets[0], (), found, wanted)
+        if self.distinct is not None:
+            candidates -= len(self.distinct.excluded & docs)
         return RankingOutcome(found, candidates - self.dropped)
 
     def group(self, docs: BitMap, key: Callable[[int], CostKey]) -> dict[CostKey, list[int]] | None:
@@ -141,6 +152,8 @@ class Ranker:
                 self.dropped += len(docs)
                 return
             for doc_id in docs:
+                if self.distinct is not None and not self.distinct.keep(doc_id):
+                    continue
                 found.append(RankedDoc(doc_id, ranks))
                 if len(found) >= wanted:
                     return

@@ -8,7 +8,7 @@ search cutoff does).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
@@ -162,16 +162,30 @@ RELEVANCY_RULES: dict[str, Callable[[], Rule]] = {
 DEFAULT_RULES = ["words", "typo", "proximity", "attributeRank", "sort", "wordPosition", "exactness"]
 
 
-def configured_rules(ranking_rules: list[str] | None, strategy: str) -> list[Rule]:
-    """The relevancy rules to apply, in order: duplicates ignored, ``words`` inserted before the
-    first rule needing it (unless every term must match), sort rules left to the sort step."""
-    names: list[str] = []
-    for name in ranking_rules or DEFAULT_RULES:
-        if name in RELEVANCY_RULES and name not in names:
-            names.append(name)
-    # Every other relevancy rule ranks within a words bucket, so words always comes first.
-    wanted_words = bool(names)
-    names = [name for name in names if name != "words"]
-    if strategy != "all" and wanted_words:
-        names.insert(0, "words")
-    return [RELEVANCY_RULES[name]() for name in names]
+def configured_rules(
+    ranking_rules: Sequence[str] | None,
+    strategy: str,
+    sorts: Sequence[Sequence[Rule]] = (),
+    *,
+    placeholder: bool = False,
+) -> list[Rule]:
+    """The rules to apply, in order: duplicates ignored, ``words`` inserted before the first relevancy
+    rule (unless every term must match), and in place of each ranking rule the sort rules it stands for
+    (``sorts``, aligned with ``ranking_rules``, from ``sort.py``). A placeholder search only sorts."""
+    entries: list[str | Rule] = []
+    seen: set[str] = set()
+    first: int | None = None
+    for index, name in enumerate(ranking_rules or DEFAULT_RULES):
+        if name in RELEVANCY_RULES:
+            if placeholder or name in seen:
+                continue
+            seen.add(name)
+            first = len(entries) if first is None else first
+            if name != "words":
+                entries.append(name)
+        elif index < len(sorts):
+            entries.extend(sorts[index])
+    # Every other relevancy rule ranks within a words bucket, so words comes before them all.
+    if first is not None and strategy != "all":
+        entries.insert(first, "words")
+    return [RELEVANCY_RULES[entry]() if isinstance(entry, str) else entry for entry in entries]

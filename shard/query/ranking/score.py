@@ -18,6 +18,9 @@ class Rank:
     """The key in ``_rankingScoreDetails``."""
     steps: tuple[Step, ...]
     details: dict[str, Any] = field(default_factory=dict)
+    sort: tuple[bool, Any] | None = None
+    """For sort rules, which have no steps (they do not score): (ascending, the value compared across
+    shards: a number, a normalised string or None when the document has none)."""
 
 
 SKIPPED = Rank("skipped", ((0, 1),))
@@ -37,16 +40,22 @@ def score(ranks: Sequence[Rank]) -> float:
     return fold([step for rank in ranks for step in rank.steps])
 
 
-def sort_key(ranks: Sequence[Rank]) -> list[float]:
-    """Local scores step by step: comparing them lexicographically is comparing buckets."""
-    return [rank_value / out_of for rank in ranks for rank_value, out_of in rank.steps]
+def sort_key(ranks: Sequence[Rank]) -> list[Any]:
+    """Local scores step by step, and ``[ascending, value]`` for sort rules: comparing them in order
+    (``gateway/search/order.py``) is comparing buckets."""
+    key: list[Any] = []
+    for rank in ranks:
+        if rank.sort is not None:
+            key.append(list(rank.sort))
+        key.extend(rank_value / out_of for rank_value, out_of in rank.steps)
+    return key
 
 
 def details(ranks: Sequence[Rank]) -> dict[str, Any]:
     rendered: dict[str, Any] = {}
     for order, rank in enumerate(ranks):
         entry: dict[str, Any] = {"order": order, **rank.details}
-        if rank.rule != "skipped":
+        if rank.rule != "skipped" and rank.sort is None:
             entry["score"] = fold(rank.steps)
         rendered[rank.rule] = entry
     return rendered

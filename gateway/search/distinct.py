@@ -1,0 +1,33 @@
+"""Distinct across shards (search.md §1.8): shards deduplicate their own hits; documents sharing a value
+on different shards meet only here.
+
+Walking the merged hits best first, a hit is kept unless it shares a value with a kept hit, which is
+what one shard holding every document does. When that leaves fewer hits than the page needs while a
+shard may hold more, the runner asks the shards again for twice as many; then it asks them to count
+the candidates the page's values leave.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any, Protocol, TypeVar
+
+
+class Distinguished(Protocol):
+    @property
+    def distinct(self) -> list[list[Any]] | None: ...
+
+
+Hit = TypeVar("Hit", bound=Distinguished)
+
+
+def deduplicate(merged: Iterable[Hit]) -> list[Hit]:
+    """The hits no better hit shares a value with."""
+    seen: set[tuple[int, Any]] = set()
+    kept: list[Hit] = []
+    for hit in merged:
+        values = [(kind, value) for kind, value in hit.distinct or ()]
+        if not any(value in seen for value in values):
+            seen.update(values)
+            kept.append(hit)
+    return kept

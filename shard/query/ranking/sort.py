@@ -1,0 +1,164 @@
+"""Sort rules (search.md §5, §7.4): the query's ``sort`` entries and custom ``field:asc|desc`` rules.
+
+A sort rule splits a bucket by the documents' values, read from the field's sort column (geo: the
+distance to the point). Its rank has no steps, so it never moves ``_rankingScore``; it carries the value
+instead, which the gateway compares across shards: numbers before strings in both directions, documents
+without a value last (see ``gateway/search/order.py``). Buckets come out in order from partial sorts of
+growing size, so a page of a large bucket costs a partition, not a full sort.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import numpy.typing as npt
+from pyroaring import BitMap
+
+from common.filter.geo import format_float
+from common.sort import FieldSort, GeoSort, SortCriterion, SortError, check_sort, parse_sort
+from shard.facet.column import CacheRef, SortColumn, sort_column, to_bitmap, to_ids
+from shard.facet.reader import FacetReader
+from shard.geo.points import GeoPoints, geo_points
+from shard.query.context import SearchContext
+from shard.query.ranking.coverage import Kept
+from shard.query.ranking.rules import DEFAULT_RULES, Bucket, Rule
+from shard.query.ranking.score import Rank
+
+if TYPE_CHECKING:
+    from shard.query.ranking.bucket_sort import Ranker
+
+_FIRST_CHUNK = 64
+
+
+def _direction(ascending: bool) -> str:
+    return "asc" if ascending else "desc"
+
+
+def _reader(ctx: SearchContext) -> tuple[FacetReader, CacheRef | None]:
+    reader = FacetReader(ctx.txn, ctx.env.facets, ctx.index_id, ctx.state)
+    return reader, None if ctx.cache is None else (ctx.cache, ctx.generation)
+
+
+class FieldSortRule:
+    def __init__(self, field: str, ascending: bool) -> None:
+        self.name = f"{field}:{_direction(ascending)}"
+        self.field = field
+        self.ascending = ascending
+        self._column: SortColumn | None = None
+
+    def buckets(self, ranker: Ranker, docs: BitMap, kept: Kept) -> Iterator[Bucket]:
+        if self._column is None:
+            reader, cached = _reader(ranker.ctx)
+            self._column = sort_column(reader, self.field, cached)
+        column = self._column
+        ids = to_ids(docs)
+        for rank, group in ordered_groups(ids, column.ranks(ids, self.ascending)):
+            value = column.value(int(rank), self.ascending)
+            yield Bucket(group, Rank(self.name, (), {"value": value}, (self.ascending, value)), kept)
+
+
+class GeoSortRule:
+    def __init__(self, point: tuple[float, float], ascending: bool) -> None:
+        lat, lng = point
+        self.name = f"_geoPoint({format_float(lat)}, {format_float(lng)}):{_direction(ascending)}"
+        self.point = point
+        self.ascending = ascending
+        self._points: GeoPoints | None = None
+
+    def buckets(self, ranker: Ranker, docs: BitMap, kept: Kept) -> Iterator[Bucket]:
+        if self._points is None:
+            reader, cached = _reader(ranker.ctx)
+            self._points = geo_points(reader, cached)
+        points = self._points
+        ids = to_ids(docs)
+        ids = ids[ids < len(points.lat)]
+        distances = points.distances(ids, self.point)
+        keys = np.where(np.isnan(distances), np.inf, distances if self.ascending else -distances)
+        missing = docs - to_bitmap(ids)
+        for key, group in ordered_groups(ids, keys):
+            if np.isinf(key):
+                missing |= group
+                continue
+            distance = float(key) if self.ascending else -float(key)
+            lat, lng = points.point(group.min()) or (None, None)
+            details = {"value": {"lat": lat, "lng": lng}, "distance": distance}
+            yield Bucket(group, Rank(self.name, (), details, (self.ascending, distance)), kept)
+        if missing:
+            details = {"value": None, "distance": None}
+            yield Bucket(missing, Rank(self.name, (), details, (self.ascending, None)), kept)
+
+
+def ordered_groups(
+    ids: npt.NDArray[np.uint32], keys: npt.NDArray[np.int32] | npt.NDArray[np.float64]
+) -> Iterator[tuple[np.generic, BitMap]]:
+    """Documents grouped by equal key, smallest key first; each round sorts only the smallest keys
+    (every document tied with the largest of them included), four times more each round."""
+    chunk = _FIRST_CHUNK
+    while len(ids):
+        if len(ids) > 2 * chunk:
+            bound = np.partition(keys, chunk)[chunk]
+            taken = keys <= bound
+            part_ids, part_keys = ids[taken], keys[taken]
+            ids, keys = ids[~taken], keys[~taken]
+        else:
+            part_ids, part_keys = ids, keys
+            ids = ids[:0]
+        order = np.argsort(part_keys, kind="stable")
+        part_ids, part_keys = part_ids[order], part_keys[order]
+        starts = np.flatnonzero(np.r_[True, part_keys[1:] != part_keys[:-1]])
+        ends = np.r_[starts[1:], len(part_keys)]
+        for start, end in zip(starts, ends, strict=True):
+            yield part_keys[start], to_bitmap(part_ids[start:end])
+        chunk *= 4
+
+
+def sort_rules(ranking_rules: Sequence[str], criteria: Sequence[SortCriterion]) -> list[list[Rule]]:
+    """Per ranking rule, the sort rules it stands for: the query's criteria at ``sort``, a custom
+    ``field:asc|desc`` rule itself; a field already sorted and any geo sort after the first are ignored."""
+    sorted_fields: set[str] = set()
+    geo = False
+    result: list[list[Rule]] = []
+    for name in ranking_rules:
+        rules: list[Rule] = []
+        entries: Sequence[SortCriterion]
+        if name == "sort":
+            entries = criteria
+        else:
+            field, _, order = name.rpartition(":")
+            entries = [FieldSort(field, order == "asc")] if field and order in ("asc", "desc") else []
+        for entry in entries:
+            if isinstance(entry, GeoSort):
+                if not geo:
+                    rules.append(GeoSortRule(entry.point, entry.ascending))
+                geo = True
+            elif entry.field not in sorted_fields:
+                sorted_fields.add(entry.field)
+                rules.append(FieldSortRule(entry.field, entry.ascending))
+        result.append(rules)
+    return result
+
+
+
+def query_sort(ctx: SearchContext, params: dict[str, Any]) -> list[SortCriterion]:
+    """The search's ``sort`` criteria, checked against the index's settings (the gateway checked the
+    syntax, the shard holds the settings)."""
+    entries = params.get("sort") or []
+    try:
+        criteria = parse_sort(entries)
+        check_sort(
+            criteria,
+            ranking_rules=ctx.settings.get("rankingRules") or DEFAULT_RULES,
+            sortable=ctx.settings.get("sortableAttributes") or [],
+            displayed=ctx.settings.get("displayedAttributes") or ["*"],
+            index_uid=ctx.index_uid,
+        )
+    except SortError as error:
+        raise error.api_error("invalid_search_sort") from None
+    return criteria
+
+
+def first_geo_point(criteria: Sequence[SortCriterion]) -> tuple[float, float] | None:
+    """The point ``_geoDistance`` is measured from."""
+    return next((entry.point for entry in criteria if isinstance(entry, GeoSort)), None)
