@@ -29,7 +29,7 @@ from common.filter.ast import (
     VectorsExists,
 )
 from common.filter.errors import FilterError, located
-from shard.facet.column import CacheRef
+from shard.facet.column import CacheRef, numbers_between, sort_column
 from shard.facet.keys import EMPTY, EXISTS, NULL
 from shard.facet.reader import FacetReader
 from shard.facet.values import facet_number, normalize_facet
@@ -120,11 +120,11 @@ class FilterEvaluator:
         if op in (">", ">="):
             docs = reader.strings(prefix, text, None, strict=strict)
             if number is not None:
-                docs |= reader.numbers(prefix, number, None, strict=strict)
+                docs |= self._numbers(field, prefix, number, None, strict=strict)
         else:
             docs = reader.strings(prefix, None, text, strict=strict)
             if number is not None:
-                docs |= reader.numbers(prefix, None, number, strict=strict)
+                docs |= self._numbers(field, prefix, None, number, strict=strict)
         return docs
 
     def _between(self, field: Token, low: Token, high: Token) -> BitMap:
@@ -137,8 +137,20 @@ class FilterEvaluator:
             docs |= self.reader.strings(prefix, low_text, high_text)
         low_number, high_number = facet_number(low.text), facet_number(high.text)
         if low_number is not None and high_number is not None and low_number <= high_number:
-            docs |= self.reader.numbers(prefix, low_number, high_number)
+            docs |= self._numbers(field, prefix, low_number, high_number, strict=False)
         return docs
+
+    def _numbers(
+        self, field: Token, prefix: bytes, low: float | None, high: float | None, *, strict: bool
+    ) -> BitMap:
+        """A numeric range from the field's sort column when the read cache can keep one (built once
+        per generation), else (or when multi-valued documents straddle it) from its keys."""
+        if self.cached is not None:
+            column = sort_column(self.reader, field.text, self.cached)
+            found = numbers_between(column, low, high, strict=strict)
+            if found is not None:
+                return found
+        return self.reader.numbers(prefix, low, high, strict=strict)
 
     def _marker(self, field: Token, kind: bytes) -> BitMap:
         prefix = self.reader.field(field.text)
