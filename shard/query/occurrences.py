@@ -10,8 +10,6 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from dataclasses import dataclass
-from itertools import compress
-from typing import Any
 
 from pyroaring import BitMap
 
@@ -20,7 +18,6 @@ from shard.query.context import SearchContext
 from shard.query.derivations import STEM_COST, Derivations, WordMatch
 from shard.query.record_view import RecordView
 
-_FEW_WORDS = 4
 _WORDS_PER_DOCUMENT = 10
 """Probing a record for the query's words costs about as much as ten bitmap intersections."""
 
@@ -56,23 +53,6 @@ def phrase_positions(entry: FieldTokens, words: tuple[str | None, ...]) -> list[
         else:
             starts.append(start)
     return starts
-
-
-def _indexes_of(words: list[str], wanted: dict[str, Any]) -> list[int]:
-    """Indexes in ``words`` of the ``wanted`` words: ``list.index`` scans for a few words, one pass
-    (both in C) when a short prefix matches many."""
-    if len(wanted) > _FEW_WORDS:
-        return list(compress(range(len(words)), map(wanted.__contains__, words)))
-    found: list[int] = []
-    for word in wanted:
-        index = -1
-        while True:
-            try:
-                index = words.index(word, index + 1)
-            except ValueError:
-                break
-            found.append(index)
-    return found
 
 
 def _positions_of(entry: FieldTokens, word: str) -> list[int]:
@@ -127,7 +107,7 @@ class DocMatcher:
         matched = {word: listed[word] for word in present if word in listed}
         if self.prefixes:
             self._match_prefixes(record, matched)
-        for index in _indexes_of(words, matched):
+        for index in record.indexes_of(matched):
             field_id = field_ids[index]
             if allowed is not None and field_id not in allowed:
                 continue

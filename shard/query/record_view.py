@@ -10,12 +10,15 @@ from __future__ import annotations
 import sys
 from bisect import bisect_left
 from dataclasses import dataclass
-from itertools import chain, repeat
+from itertools import chain, compress, repeat
+from typing import Any
 
 from shard.index.records import FieldTokens, decode_record
 
-_BYTES_PER_TOKEN = 48
-"""Rough memory of one token in a view (list slots and position ints): its cache weight."""
+_BYTES_PER_TOKEN = 96
+"""Rough memory of one token in a view (list slots, position ints, its share of the word index built
+on reuse): its cache weight."""
+_FEW_WORDS = 4
 
 
 @dataclass(slots=True)
@@ -27,10 +30,31 @@ class RecordView:
     positions: list[int]
     """The field and position of each entry of ``words``."""
     _vocabulary: list[str] | None = None
+    _where: dict[str, list[int]] | None = None
+    _searches: int = 0
 
     @property
     def weight(self) -> int:
         return len(self.words) * _BYTES_PER_TOKEN + 64
+
+    def indexes_of(self, wanted: dict[str, Any]) -> list[int]:
+        """Indexes in ``words`` of the ``wanted`` words. A view's first search scans (``list.index``
+        for a few words, one C-level pass for many); a view searched again, which only cached views
+        are, builds a word -> indexes map once and answers every later search by lookups."""
+        where = self._where
+        if where is None:
+            self._searches += 1
+            if self._searches == 1:
+                return _scan(self.words, wanted)
+            where = {}
+            for index, word in enumerate(self.words):
+                found = where.get(word)
+                if found is None:
+                    where[word] = [index]
+                else:
+                    found.append(index)
+            self._where = where
+        return [index for word in wanted for index in where.get(word, ())]
 
     def starting_with(self, prefix: str) -> list[str]:
         """The document's distinct words starting with ``prefix``: two bisections of its sorted
@@ -40,6 +64,21 @@ class RecordView:
             vocabulary = self._vocabulary = sorted(set(self.words))
         start = bisect_left(vocabulary, prefix)
         return vocabulary[start : bisect_left(vocabulary, prefix + _LAST_CHARACTER, start)]
+
+
+def _scan(words: list[str], wanted: dict[str, Any]) -> list[int]:
+    if len(wanted) > _FEW_WORDS:
+        return list(compress(range(len(words)), map(wanted.__contains__, words)))
+    found: list[int] = []
+    for word in wanted:
+        index = -1
+        while True:
+            try:
+                index = words.index(word, index + 1)
+            except ValueError:
+                break
+            found.append(index)
+    return found
 
 
 EMPTY_VIEW = RecordView([], [], [], [])
