@@ -60,7 +60,7 @@ class HitFormatter:
 
     def _format_text(self, hit: _Hit, path: str, text: str) -> str:
         highlight, crop = self._rules.rule(path)
-        if not crop and (not highlight or self._finder.matches_nothing):
+        if not crop and (not highlight or self._finder.matches_nothing or not hit.may_match(path, text)):
             return text
         analysed = hit.analyse(path, text)
         if crop:
@@ -87,6 +87,9 @@ class _Hit:
         self._finder = finder
         self._locales_for = locales_for
         self._analysed: dict[tuple[str, tuple[str, ...]], AnalysedText] = {}
+
+    def may_match(self, path: str, text: str) -> bool:
+        return self._finder.may_match(text, self._locales_for(path))
 
     def analyse(self, path: str, text: str) -> AnalysedText:
         key = (text, self._locales_for(path))

@@ -121,6 +121,23 @@ class MatchFinder:
             matcher.words or matcher.prefixes or matcher.phrases
         )
         """Placeholder searches: highlighting and match positions can skip tokenising altogether."""
+        self._anchors = frozenset(phrase.anchor_word for phrase in self._phrases)
+        # The indexing path skips stop words; when the query may match one, only the full token
+        # stream can tell whether a text holds a match.
+        stop_words = analyzer.config.stop_words
+        self._screens = not (self._anchors & stop_words) and not any(map(self._memo.__getitem__, stop_words))
+
+    def may_match(self, text: str, locales: tuple[str, ...]) -> bool:
+        """Whether ``text`` can hold a match; False lets a text be shown as is without tokenising it.
+
+        Most values of a hit (cast names, genres, long overviews) match nothing; the indexing path
+        (``index_text``, regular expressions in C) finds their words several times faster than the full
+        token stream with offsets that highlighting needs, and gives the same normalised words.
+        """
+        if not self._screens:
+            return True
+        words, _, _ = self._analyzer.index_text(text, locales)
+        return any(map(self._memo.__getitem__, words)) or not self._anchors.isdisjoint(words)
 
     def analyse(self, text: str, locales: tuple[str, ...]) -> AnalysedText:
         # Per-token work runs in C (map, compress, itemgetter): texts have hundreds of tokens, few matches.

@@ -182,3 +182,27 @@ def test_placeholder_search_highlights_without_tokenising(monkeypatch: pytest.Mo
     monkeypatch.setattr(analyzer, "tokens", None)
     options = FormatOptions(attributes_to_highlight=["*"], show_matches_position=True)
     assert HitFormatter(options, NO_MATCH, analyzer).format(MOVIE)[1] == {}
+
+
+STOP_WORDS = Analyzer(AnalysisConfig.from_settings({"stopWords": ["the", "of"]}))
+
+
+@pytest.mark.parametrize(
+    ("matcher", "expected"),
+    [
+        # Texts without a match are shown as they are, found so by the fast indexing path...
+        (WordTable({"carol": (0, 5)}), ["<em>Carol</em> of the sea", "Therese of the lake"]),
+        # ...which skips stop words: a query matching one must still see them highlighted.
+        (WordTable({"the": (0, 3)}), ["Carol of <em>the</em> sea", "Therese of <em>the</em> lake"]),
+        # A phrase (a split word) matches where none of its words matches alone.
+        (WordTable(phrases=[(0, ("the", "lake"))]), ["Carol of the sea", "Therese of <em>the lake</em>"]),
+        (WordTable(phrases=[(0, ("therese", "of"))]), ["Carol of the sea", "<em>Therese of</em> the lake"]),
+    ],
+)
+def test_texts_without_matches_skip_tokenising_but_not_stop_words_or_phrases(
+    matcher: WordTable, expected: list[str]
+) -> None:
+    document = {"names": ["Carol of the sea", "Therese of the lake"]}
+    options = FormatOptions(attributes_to_highlight=["names"])
+    formatted, _ = HitFormatter(options, matcher, STOP_WORDS).format(document)
+    assert formatted == {"names": expected}
