@@ -71,10 +71,18 @@ class DocMatcher:
     """Finds every derivation's occurrences in a record; built once per query."""
 
     def __init__(
-        self, derivations: list[Derivations], allowed_fields: set[int] | None, exact_fields: set[int]
+        self,
+        derivations: list[Derivations],
+        allowed_fields: set[int] | None,
+        exact_fields: set[int],
+        nearest_to: int | None = None,
     ) -> None:
         self.allowed_fields = allowed_fields
         self.exact_fields = exact_fields
+        self.nearest_to = nearest_to
+        """For a one-term query (no word pairs, so no proximity): the term's query position. Only the
+        occurrence nearest to it per derivation, field and match is kept, which is all attribute rank,
+        word position and exactness look at; a short prefix otherwise yields dozens per document."""
         self.words: dict[str, list[tuple[int, WordMatch]]] = {}
         self.prefixes: list[tuple[str, int, WordMatch]] = []
         """Prefixes standing for more words than listed: tested against each document word."""
@@ -107,6 +115,8 @@ class DocMatcher:
         matched = {word: listed[word] for word in present if word in listed}
         if self.prefixes:
             self._match_prefixes(record, matched)
+        nearest_to = self.nearest_to
+        nearest: dict[tuple[int, int, int], Occurrence] = {}
         for index in record.indexes_of(matched):
             field_id = field_ids[index]
             if allowed is not None and field_id not in allowed:
@@ -114,8 +124,16 @@ class DocMatcher:
             exact_only = field_id in exact_fields
             position = positions[index]
             for number, match in matched[words[index]]:
-                if not (exact_only and match.typos):
+                if exact_only and match.typos:
+                    continue
+                if nearest_to is None:
                     found.append(Occurrence(number, field_id, position, position, match))
+                    continue
+                key = (number, field_id, id(match))
+                kept = nearest.get(key)
+                if kept is None or abs(position - nearest_to) < abs(kept.start - nearest_to):
+                    nearest[key] = Occurrence(number, field_id, position, position, match)
+        found.extend(nearest.values())
         for number, phrase, match in self.phrases:
             if any(word is not None and word not in present for word in phrase):
                 continue

@@ -64,7 +64,9 @@ class Ranker:
         self.ctx = ctx
         self.query = query
         self.coverage = Coverage(ctx, derivations)
-        matcher = DocMatcher(derivations, ctx.allowed_fields, ctx.exact_fields)
+        terms = query.terms
+        nearest_to = terms[0].position if len(terms) == 1 else None
+        matcher = DocMatcher(derivations, ctx.allowed_fields, ctx.exact_fields, nearest_to)
         self.costs = DocumentCosts(ctx, query, derivations, matcher)
         names = ctx.settings.get("rankingRules") or DEFAULT_RULES
         self.rules: list[Rule] = configured_rules(
