@@ -13,6 +13,7 @@ from common.documents.projection import select_attributes
 from common.errors import ApiError
 from common.filter.errors import FilterError
 from common.filter.parse import parse_filter
+from common.sort import SortError, parse_sort
 from common.validation import STAR, Kind, Param, QueryKind, QuerySchema, Schema, Spec
 from gateway.http.requests import checked_index_uid, json_body, parse_query
 from gateway.http.responses import json_response
@@ -189,9 +190,11 @@ async def fetch_documents(request: Request, index_uid: str) -> HTTPResponse:
 
 async def _read_page(request: Request, uid: str, query: dict[str, Any]) -> dict[str, Any]:
     if query.get("sort"):
-        raise ApiError(
-            "invalid_document_sort", "Sorting documents needs sortable attributes; none is configured."
-        )
+        try:
+            parse_sort(query["sort"])
+        except SortError as error:
+            raise error.api_error("invalid_document_sort") from None
+        raise ApiError("invalid_document_sort", "Sorting documents is not supported yet by this server.")
     offset, limit = query.get("offset", 0), query.get("limit", 20)
     ids = query.get("ids")
     for position, external_id in enumerate(ids or []):
