@@ -12,12 +12,14 @@ from gateway.auth.guard import Guard
 from gateway.auth.keyring import KeyRing
 from gateway.auth.requests import authorize_request, require_route_actions
 from gateway.cluster import Cluster
+from gateway.features import RuntimeFeatures
 from gateway.http import cors
 from gateway.http.body import decode_body
 from gateway.http.errors import handle_exception
 from gateway.http.routing import PREFLIGHT_PATH, GatewayRouter
 from gateway.routes import (
     documents,
+    experimental,
     facet_search,
     health,
     indexes,
@@ -43,8 +45,9 @@ def create_app(config: Config, name: str = "sift") -> Sanic:
     app.ctx.search_queue = SearchQueue.from_config(config)
     app.ctx.keys = KeyRing(config.master_key)
     app.ctx.guard = Guard(config.master_key, app.ctx.keys)
+    app.ctx.features = RuntimeFeatures(config)
     routes = (health, version, indexes, documents, settings, tasks, stats, search, facet_search, multi_search)
-    for module in (*routes, keys):
+    for module in (*routes, keys, experimental):
         app.blueprint(module.bp)
     require_route_actions(app)
     app.error_handler.add(Exception, handle_exception)
@@ -55,8 +58,10 @@ def create_app(config: Config, name: str = "sift") -> Sanic:
     @app.before_server_start
     async def connect(app: Sanic) -> None:
         app.ctx.cluster = Cluster(DataLayout(config.db_path), config.shards)
-        # The gateway is the only process that changes keys: loaded once here, kept current after.
+        # The gateway is the only process that changes keys and features: loaded once here, kept current
+        # after.
         app.ctx.keys.replace_all((await app.ctx.cluster.ask_scheduler("ListKeys", {}))["results"])
+        app.ctx.features.replace(await app.ctx.cluster.ask_scheduler("GetFeatures", {}))
 
     @app.after_server_stop
     async def disconnect(app: Sanic) -> None:

@@ -9,6 +9,7 @@ import orjson
 
 from common.documents import DocumentError, extract_document_id, infer_primary_key
 from common.documents.geo import check_geo
+from common.features import FilterFeatures
 from common.gcpause import gc_paused
 from common.partition import shard_of
 
@@ -68,7 +69,7 @@ def _plan_tasks(
                 "task": uid,
                 "index": index_uid,
                 "filter": task["params"]["filter"],
-                "containsFilter": task["params"].get("containsFilter", False),
+                **FilterFeatures.from_params(task["params"]).params(),
                 "primaryKey": plan.primary_key,
             }
             for shard_ops in plan.operations:

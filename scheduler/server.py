@@ -25,6 +25,7 @@ from common.settings import public_settings
 from common.timefmt import format_datetime, now_ns
 from scheduler.batching import Limits
 from scheduler.executor import Executor
+from scheduler.features import FeatureCatalog
 from scheduler.keys import KeyCatalog
 from scheduler.queries import hidden_batches, match_tasks, seek_page, visible_tasks
 from scheduler.shards import ShardClients
@@ -58,10 +59,13 @@ def _error(error: ApiError) -> json_pb2.JsonReply:
 
 
 class SchedulerService(scheduler_pb2_grpc.SchedulerServicer):
-    def __init__(self, store: SchedulerStore, executor: Executor, keys: KeyCatalog) -> None:
+    def __init__(
+        self, store: SchedulerStore, executor: Executor, keys: KeyCatalog, features: FeatureCatalog
+    ) -> None:
         self.store = store
         self.executor = executor
         self.keys = keys
+        self.features = features
         self._register_lock = asyncio.Lock()
 
     async def Health(
@@ -257,6 +261,16 @@ class SchedulerService(scheduler_pb2_grpc.SchedulerServicer):
     ) -> json_pb2.JsonReply:
         return _answer(lambda: self.keys.delete(orjson.loads(request.json)["uid"]))
 
+    async def GetFeatures(
+        self, request: json_pb2.JsonRequest, context: grpc.aio.ServicerContext
+    ) -> json_pb2.JsonReply:
+        return _reply(self.features.get())
+
+    async def UpdateFeatures(
+        self, request: json_pb2.JsonRequest, context: grpc.aio.ServicerContext
+    ) -> json_pb2.JsonReply:
+        return _reply(self.features.update(orjson.loads(request.json)))
+
 
 def _answer(call: Callable[[], Any]) -> json_pb2.JsonReply:
     try:
@@ -364,7 +378,7 @@ async def serve(config: Config) -> None:
     executor = Executor(store, shards, limits)
     keys = KeyCatalog(store)
     keys.ensure_defaults()
-    service = SchedulerService(store, executor, keys)
+    service = SchedulerService(store, executor, keys, FeatureCatalog(store))
     server = aio_server(layout.scheduler_socket)
     scheduler_pb2_grpc.add_SchedulerServicer_to_server(service, server)
     executor.before_batch = lambda: _cleanup_old_tasks(store, service)

@@ -3,7 +3,8 @@
 Tasks, payloads, batches, the index catalog and the filter bitmaps change together in one write
 transaction, committed with fsync before a write is acknowledged. Bitmaps (status, type, index) are
 kept in memory too, since this process is their only writer; memory is updated only after commit.
-API keys (uid -> key record, never the key value) live in their own table of the same environment.
+API keys (uid -> key record, never the key value) live in their own table of the same environment;
+runtime experimental features are one record of the meta table.
 """
 
 from __future__ import annotations
@@ -94,6 +95,10 @@ class Txn:
             self.txn.delete(name.encode(), db=self.store.meta_db)
         else:
             self.txn.put(name.encode(), orjson.dumps(value), db=self.store.meta_db)
+
+    def get_meta(self, name: str, default: Any = None) -> Any:
+        raw = self.txn.get(name.encode(), db=self.store.meta_db)
+        return orjson.loads(raw) if raw is not None else default
 
     def get_task(self, uid: int) -> dict[str, Any] | None:
         raw = self.txn.get(_key(uid), db=self.store.tasks_db)

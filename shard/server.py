@@ -12,6 +12,7 @@ import lmdb
 import orjson
 
 from common.errors import ApiError
+from common.features import FilterFeatures
 from common.gcpause import gc_paused
 from common.layout import DataLayout
 from common.logging import get_logger
@@ -101,7 +102,7 @@ class ShardService(shard_pb2_grpc.ShardServicer):
                 query["limit"],
                 query.get("ids"),
                 query.get("filter"),
-                query.get("containsFilter", False),
+                FilterFeatures.from_params(query),
             )
         except ApiError as error:
             return json_pb2.JsonReply(error_json=orjson.dumps(error.to_dict()))

@@ -6,6 +6,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from common.features import NO_FEATURES, FilterFeatures
 from shard.filter.apply import FilterScope, filter_documents
 from shard.index import catalog
 from shard.index.batches import BatchResult, Operation, apply_batch, recorded_result
@@ -67,12 +68,12 @@ class ShardStore:
         limit: int,
         ids: list[str] | None = None,
         filter_: Any = None,
-        contains: bool = False,
+        features: FilterFeatures = NO_FEATURES,
     ) -> tuple[list[tuple[int, Document]], int]:
         """``(sequence, document)`` pairs in insertion order, and the total; see ``read_documents``.
 
-        ``filter_`` is the route's filter (``invalid_document_filter``); ``contains`` whether the
-        ``containsFilter`` feature is on.
+        ``filter_`` is the route's filter (``invalid_document_filter``); ``features`` the experimental
+        features it may use.
         """
         with self.env.lmdb.begin() as txn:
             index_id = catalog.lookup(self.env, txn, index_uid)
@@ -86,7 +87,7 @@ class ShardStore:
                 load_settings(self.env, txn, index_id),
                 load_state(self.env, txn, index_id),
             )
-            matching = filter_documents(scope, filter_, code="invalid_document_filter", contains=contains)
+            matching = filter_documents(scope, filter_, code="invalid_document_filter", features=features)
             return read_documents(self.env, self.codec, txn, index_id, offset, limit, ids, matching)
 
     def search(self, index_uid: str, params: dict[str, Any]) -> SearchResult | None:

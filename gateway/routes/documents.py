@@ -158,7 +158,7 @@ async def delete_by_filter(request: Request, index_uid: str) -> HTTPResponse:
     params = {
         "kind": "filter",
         "filter": raw,
-        "containsFilter": request.app.ctx.config.experimental_contains_filter,
+        **request.app.ctx.features.filters().params(),
         "details": details,
     }
     return await _delete(request, index_uid, params)
@@ -207,7 +207,7 @@ async def _read_page(request: Request, uid: str, query: dict[str, Any]) -> dict[
         "limit": offset + limit,
         "ids": ids,
         "filter": query.get("filter"),
-        "containsFilter": request.app.ctx.config.experimental_contains_filter,
+        **request.app.ctx.features.filters().params(),
     }
     replies = await request.app.ctx.cluster.ask_shards("GetDocuments", shard_query)
     page = merge_shard_pages([reply["results"] for reply in replies], offset, limit)

@@ -58,8 +58,7 @@ async def search_index(app: Sanic, uid: str, params: dict[str, Any], wanted: int
     cluster = app.ctx.cluster
     shard_query = {key: value for key, value in params.items() if key not in _GATEWAY_ONLY}
     shard_query["offset"], shard_query["limit"] = 0, wanted
-    if app.ctx.config.experimental_contains_filter:
-        shard_query["containsFilter"] = True
+    shard_query.update(app.ctx.features.filters().params())
     if shard_query.get("matchingStrategy") == "frequency" and (shard_query.get("q") or "").strip():
         shard_query["termCounts"] = await _term_counts(cluster, uid, shard_query)
     limit = wanted

@@ -11,6 +11,7 @@ from typing import Any
 
 from pyroaring import BitMap
 
+from common.features import FilterFeatures
 from common.filter.errors import FilterError
 from common.filter.parse import parse_filter
 from common.filter.permissions import check_experimental, check_filter
@@ -37,10 +38,10 @@ class FilterScope:
     """The shard's read cache and generation, for geo points (searches pass theirs)."""
 
 
-def filter_documents(scope: FilterScope, raw: Any, *, code: str, contains: bool) -> BitMap | None:
+def filter_documents(scope: FilterScope, raw: Any, *, code: str, features: FilterFeatures) -> BitMap | None:
     """The live documents matching ``raw`` (a string or the array form); None when there is no filter.
 
-    ``contains``: whether the ``containsFilter`` experimental feature is on.
+    ``features``: the experimental features the gateway found enabled for this request or task.
     """
     try:
         tree = parse_filter(raw)
@@ -51,7 +52,7 @@ def filter_documents(scope: FilterScope, raw: Any, *, code: str, contains: bool)
         check_filter(
             tree, rules, scope.index_uid, field_exists=lambda name: state.known_facet_field(name) is not None
         )
-        check_experimental(tree, contains_filter=contains, multimodal=False)
+        check_experimental(tree, contains_filter=features.contains_filter, multimodal=features.multimodal)
         reader = FacetReader(scope.txn, scope.env.facets, scope.index_id, state)
         return FilterEvaluator(reader, state.live, scope.cached).evaluate(tree)
     except FilterError as error:
@@ -63,6 +64,6 @@ def filtered_out(ctx: SearchContext, params: dict[str, Any]) -> BitMap:
     candidates like negated words, so placeholder and keyword searches and their counts agree."""
     cached = None if ctx.cache is None else (ctx.cache, ctx.generation)
     scope = FilterScope(ctx.env, ctx.txn, ctx.index_id, ctx.index_uid, ctx.settings, ctx.state, cached)
-    contains = bool(params.get("containsFilter"))
-    matching = filter_documents(scope, params.get("filter"), code="invalid_search_filter", contains=contains)
+    features = FilterFeatures.from_params(params)
+    matching = filter_documents(scope, params.get("filter"), code="invalid_search_filter", features=features)
     return BitMap() if matching is None else ctx.state.live - matching

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from common.documents import extract_document_id
+from common.features import FilterFeatures
 from shard.filter.apply import FilterScope, filter_documents
 from shard.index.context import WriteContext
 from shard.index.documents import delete_documents, read_by_id
@@ -13,8 +14,8 @@ from shard.index.settings import load_settings
 
 def delete_by_filter(ctx: WriteContext, index_id: int, index_uid: str, operation: dict[str, Any]) -> int:
     """Returns how many documents were deleted. Raises ``ApiError`` (``invalid_document_filter``) for a
-    filter the index's settings refuse, or ``feature_not_enabled`` for CONTAINS without the feature
-    (as it was when the task was registered).
+    filter the index's settings refuse, or ``feature_not_enabled`` for CONTAINS or ``_vectors`` without
+    their feature (as it was when the task was registered).
 
     The batch's pending writes are flushed first so the filter sees every earlier task of the batch.
     """
@@ -24,8 +25,8 @@ def delete_by_filter(ctx: WriteContext, index_id: int, index_uid: str, operation
     scope = FilterScope(
         ctx.env, ctx.txn, index_id, index_uid, load_settings(ctx.env, ctx.txn, index_id), state
     )
-    contains = bool(operation.get("containsFilter"))
-    matching = filter_documents(scope, operation["filter"], code="invalid_document_filter", contains=contains)
+    features = FilterFeatures.from_params(operation)
+    matching = filter_documents(scope, operation["filter"], code="invalid_document_filter", features=features)
     primary_key = operation["primaryKey"]
     if not matching or primary_key is None:
         return 0

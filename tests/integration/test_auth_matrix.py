@@ -46,11 +46,15 @@ _BODIES: dict[tuple[str, str], Any] = {
     ("PATCH", "indexes/<index_uid:str>/settings"): {},
     ("POST", "keys"): {"actions": ["search"], "indexes": ["*"], "expiresAt": None},
     ("PATCH", "keys/<uid_or_key:str>"): {"name": "renamed"},
+    ("PATCH", "experimental-features"): {},
 }
 # Routes naming their index outside the path: a key for another index gets the plain 403 there.
 _INDEX_IN_BODY = {("POST", "indexes"), ("POST", "swap-indexes"), ("POST", "multi-search")}
 # Actions of routes without an index: only keys on every index may use them (core.md §3.6).
-_GLOBAL_ACTIONS = {"version", "keys.get", "keys.create", "keys.update", "keys.delete"}
+_GLOBAL_ACTIONS = {
+    "version", "keys.get", "keys.create", "keys.update", "keys.delete",
+    "experimental.get", "experimental.update",
+}  # fmt: skip
 _CONCRETE_ACTIONS = sorted({route.action for route in ROUTES} - {"public"})
 CREDENTIALS = ("none", "wrong", "no_action", "other_index", "expired", "deleted", "tenant", "master")
 INVALID = "The provided API key is invalid."

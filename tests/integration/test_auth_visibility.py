@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import os
 import signal
-import time
 from collections.abc import Iterator
 
 import httpx
@@ -70,23 +69,15 @@ def test_cancel_and_delete_touch_only_visible_tasks(secured: RunningCluster) -> 
     assert task.details is not None and task.details["deletedTasks"] >= 1
 
 
-def _wait_replaced(cluster: RunningCluster, role: str, old_pid: int, timeout: float = 30.0) -> None:
-    deadline = time.monotonic() + timeout
-    while cluster.child_pids().get(role) in (None, old_pid):
-        assert time.monotonic() < deadline, f"{role} was not restarted"
-        time.sleep(0.05)
-    cluster.wait_healthy()
-
-
 def test_keys_survive_kill_9_of_the_scheduler_and_gateway() -> None:
     with secured_cluster() as cluster:
         created = create_key(cluster, actions=["search"], indexes=["*"], name="durable")
         pids = cluster.child_pids()
         cluster.kill_backend("scheduler")  # right after the 201: the key must already be on disk
-        _wait_replaced(cluster, "scheduler", pids["scheduler"])
+        cluster.wait_replaced("scheduler", pids["scheduler"])
         gateway = cluster.child_pids()["gateway"]
         os.kill(gateway, signal.SIGKILL)
-        _wait_replaced(cluster, "gateway", gateway)  # the new gateway loads its keys from the scheduler
+        cluster.wait_replaced("gateway", gateway)  # the new gateway loads its keys from the scheduler
         fetched = httpx.get(f"{cluster.url}/keys/{created['uid']}", headers=bearer(MASTER_KEY))
         assert fetched.status_code == 200 and fetched.json() == created
         assert httpx.get(f"{cluster.url}/indexes/x/search", headers=bearer(created["key"])).status_code == 404

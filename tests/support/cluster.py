@@ -133,6 +133,14 @@ class RunningCluster:
             children[role] = int(stat.parent.name)
         return children
 
+    def wait_replaced(self, role: str, old_pid: int, timeout: float = 30.0) -> None:
+        """Until the launcher has restarted ``role`` (killed as ``old_pid``) and the cluster is healthy."""
+        deadline = time.monotonic() + timeout
+        while self.child_pids().get(role) in (None, old_pid):
+            assert time.monotonic() < deadline, f"{role} was not restarted"
+            time.sleep(0.05)
+        self.wait_healthy()
+
     def kill_backend(self, name: str) -> int:
         pid = self.backend_pid(name)
         assert pid is not None, f"{name} is not running"
