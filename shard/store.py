@@ -75,6 +75,7 @@ class ShardStore:
         ``filter_`` is the route's filter (``invalid_document_filter``); ``features`` the experimental
         features it may use.
         """
+        generation = self.cache.generation  # read before the snapshot, see ReadCache
         with self.env.lmdb.begin() as txn:
             index_id = catalog.lookup(self.env, txn, index_uid)
             if index_id is None:
@@ -86,6 +87,7 @@ class ShardStore:
                 index_uid,
                 load_settings(self.env, txn, index_id),
                 load_state(self.env, txn, index_id),
+                (self.cache, generation),
             )
             matching = filter_documents(scope, filter_, code="invalid_document_filter", features=features)
             return read_documents(self.env, self.codec, txn, index_id, offset, limit, ids, matching)

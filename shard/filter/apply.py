@@ -35,7 +35,8 @@ class FilterScope:
     settings: Settings
     state: IndexState
     cached: CacheRef | None = None
-    """The shard's read cache and generation, for geo points (searches pass theirs)."""
+    """The shard's read cache and its generation when the snapshot began, where geo points and sort
+    columns (numeric ranges) are kept; None inside a write transaction, whose state is not committed."""
 
 
 def filter_documents(scope: FilterScope, raw: Any, *, code: str, features: FilterFeatures) -> BitMap | None:
