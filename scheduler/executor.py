@@ -12,22 +12,21 @@ import functools
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-import grpc
 from pyroaring import BitMap
 
 from common.documents.geo import uses_geo
 from common.errors import ApiError, index_already_exists, index_not_found
 from common.logging import get_logger
 from common.timefmt import format_duration, now_ns
+from scheduler.batch_records import aggregate_details, apply_catalog_change, batch_error
 from scheduler.batching import BatchPlan, Limits, plan_next_batch
 from scheduler.documents import plan_documents
 from scheduler.queries import Processing
 from scheduler.settings import run_settings_batch
 from scheduler.shards import ShardClients
-from scheduler.store import SchedulerStore, Txn, new_index_record
+from scheduler.store import SchedulerStore, new_index_record
 from scheduler.tasks import (
     CANCELED,
-    COUNT_DETAILS,
     ENQUEUED,
     FAILED,
     FINISHED,
@@ -105,7 +104,7 @@ class Executor:
             return
         except Exception as error:
             log.error("batch failed", batch_uid=batch_uid, exc_info=error)
-            failure = _batch_error(error).to_dict()
+            failure = batch_error(error).to_dict()
             outcomes, catalog = {t["uid"]: Outcome(FAILED, error=failure) for t in plan.tasks}, []
         self._commit(plan, batch_uid, started, outcomes, catalog)
         self.processing = None
@@ -121,7 +120,7 @@ class Executor:
         finished = now_ns()
         with self.store.write() as txn:
             for change, value in catalog:
-                _apply_catalog_change(txn, change, value)
+                apply_catalog_change(txn, change, value)
             statuses: dict[str, int] = {}
             types: dict[str, int] = {}
             indexes: dict[str, int] = {}
@@ -144,7 +143,7 @@ class Executor:
                 {
                     "uid": batch_uid,
                     "progress": None,
-                    "details": _aggregate_details(plan.tasks, outcomes),
+                    "details": aggregate_details(plan.tasks, outcomes),
                     "stats": {
                         "totalNbTasks": len(plan.tasks),
                         "status": statuses,
@@ -393,51 +392,3 @@ class Executor:
                 if not txn.bitmaps.get(f"batchUid:{batch_uid}", self.store.bitmap(f"batchUid:{batch_uid}")):
                     txn.delete_batch(batch_uid)
         return outcomes
-
-
-def _batch_error(error: Exception) -> ApiError:
-    """Storage failures reported by a shard keep their meaning; anything else is internal."""
-    if isinstance(error, grpc.aio.AioRpcError):
-        if error.code() == grpc.StatusCode.RESOURCE_EXHAUSTED:
-            return ApiError(
-                "no_space_left_on_device", f"No space left to store the batch: {error.details()}."
-            )
-        if error.code() == grpc.StatusCode.DATA_LOSS:
-            return ApiError("io_error", f"A shard could not write the batch: {error.details()}.")
-    return ApiError("internal", f"An internal error occurred: {error}.")
-
-
-def _apply_catalog_change(txn: Txn, change: str, value: Any) -> None:
-    if change == "put":
-        txn.put_index(value)
-    elif change == "delete":
-        txn.delete_index(value)
-    elif change == "relabel":
-        _relabel_tasks(txn, value)
-
-
-def _relabel_tasks(txn: Txn, mapping: dict[str, str]) -> None:
-    """History follows the data: earlier tasks of a renamed or swapped index take its new uid."""
-    records = [r for old in mapping for r in txn.store.get_tasks(list(txn.store.bitmap(f"indexUid:{old}")))]
-    for record in records:
-        previous = dict(record)
-        record["indexUid"] = mapping[previous["indexUid"]]
-        txn.put_task(record, previous)
-
-
-def _aggregate_details(tasks: list[dict[str, Any]], outcomes: dict[int, Outcome]) -> dict[str, Any]:
-    """Sum the tasks' counts (unknown counts of failed tasks count as 0); a later task's other values win.
-
-    Other values are settings, filters and the like: the batch shows their merged effect.
-    """
-    details: dict[str, Any] = {}
-    for task in tasks:
-        counts = outcomes[task["uid"]].counts
-        for name, value in (task["details"] or {}).items():
-            counted = counts.get(name, value)
-            if name in COUNT_DETAILS:
-                previous = details.get(name)
-                details[name] = (previous if isinstance(previous, int) else 0) + (counted or 0)
-            else:
-                details[name] = counted
-    return details

@@ -1,0 +1,60 @@
+"""What a finished batch writes besides its tasks' statuses: its error, its summed details, and the
+catalog changes its tasks made (index records, relabelled task history)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import grpc
+
+from common.errors import ApiError
+from scheduler.store import Txn
+from scheduler.tasks import COUNT_DETAILS, Outcome
+
+
+def batch_error(error: Exception) -> ApiError:
+    """Storage failures reported by a shard keep their meaning; anything else is internal."""
+    if isinstance(error, grpc.aio.AioRpcError):
+        if error.code() == grpc.StatusCode.RESOURCE_EXHAUSTED:
+            return ApiError(
+                "no_space_left_on_device", f"No space left to store the batch: {error.details()}."
+            )
+        if error.code() == grpc.StatusCode.DATA_LOSS:
+            return ApiError("io_error", f"A shard could not write the batch: {error.details()}.")
+    return ApiError("internal", f"An internal error occurred: {error}.")
+
+
+def apply_catalog_change(txn: Txn, change: str, value: Any) -> None:
+    if change == "put":
+        txn.put_index(value)
+    elif change == "delete":
+        txn.delete_index(value)
+    elif change == "relabel":
+        _relabel_tasks(txn, value)
+
+
+def _relabel_tasks(txn: Txn, mapping: dict[str, str]) -> None:
+    """History follows the data: earlier tasks of a renamed or swapped index take its new uid."""
+    records = [r for old in mapping for r in txn.store.get_tasks(list(txn.store.bitmap(f"indexUid:{old}")))]
+    for record in records:
+        previous = dict(record)
+        record["indexUid"] = mapping[previous["indexUid"]]
+        txn.put_task(record, previous)
+
+
+def aggregate_details(tasks: list[dict[str, Any]], outcomes: dict[int, Outcome]) -> dict[str, Any]:
+    """Sum the tasks' counts (unknown counts of failed tasks count as 0); a later task's other values win.
+
+    Other values are settings, filters and the like: the batch shows their merged effect.
+    """
+    details: dict[str, Any] = {}
+    for task in tasks:
+        counts = outcomes[task["uid"]].counts
+        for name, value in (task["details"] or {}).items():
+            counted = counts.get(name, value)
+            if name in COUNT_DETAILS:
+                previous = details.get(name)
+                details[name] = (previous if isinstance(previous, int) else 0) + (counted or 0)
+            else:
+                details[name] = counted
+    return details
