@@ -1,11 +1,12 @@
-"""Per-document values stored in compressed blocks of 16 consecutive internal ids, like Lucene's
-stored fields.
+"""Stored documents in compressed blocks of 32 consecutive internal ids, like Lucene's stored fields.
 
 One LMDB value per document wastes about 40% of each page on values of 1-3 KB (half-filled leaves
 and whole overflow pages), and per-document zstd cannot share the field names and vocabulary that
 neighbouring documents repeat. Blocks fix both: the movies dataset stores in about half the bytes.
-A block is ``16 value lengths + the concatenated values``, compressed as one zstd frame; reading
+A block is ``32 value lengths + the concatenated values``, compressed as one zstd frame; reading
 one value decompresses its block (tens of microseconds) and slices it, without parsing neighbours.
+A search reads the documents of its page only; token records, read by ranking for scattered
+documents, are stored one per document instead (record_store.py).
 """
 
 from __future__ import annotations

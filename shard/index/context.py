@@ -16,6 +16,7 @@ from shard.index.env import Database, StoreEnv, Txn, index_prefix
 from shard.index.facets import FacetIndexer
 from shard.index.indexer import Indexer
 from shard.index.postings import Deltas
+from shard.index.record_store import RecordWriter
 from shard.index.settings import load_settings
 from shard.index.state import IndexState, load_state, save_state
 
@@ -41,7 +42,7 @@ class WriteContext:
         self._facet_indexers: dict[int, FacetIndexer] = {}
         self.deltas = Deltas(txn, env.words, env.prefixes, env.stems, env.facets)
         self.documents = BlockWriter(txn, env.documents, codec)
-        self.records = BlockWriter(txn, env.records, codec)
+        self.records = RecordWriter(txn, env, codec)
 
     def state(self, index_id: int) -> IndexState:
         """The index's bookkeeping, loaded on first use and saved by ``flush``."""

@@ -28,6 +28,20 @@ _MAX_RAW_EXTERNAL_ID = 506
 _HASHED_ID_PREFIX = 475
 
 
+FORMAT_VERSION = 2
+"""Bumped when the key layout changes; 2: token records stored per document (record_store.py)."""
+_FORMAT_KEY = b"format-version"
+
+
+class StoreFormatError(RuntimeError):
+    def __init__(self, path: Path, found: int) -> None:
+        super().__init__(
+            f"The shard data in {path} uses storage format {found}, and this Sift reads format "
+            f"{FORMAT_VERSION}. Export the documents with the Sift that wrote them, or re-index into an "
+            "empty data directory."
+        )
+
+
 class StoreEnv:
     """Opens the environment with durable commits (fsync on every write transaction)."""
 
@@ -41,7 +55,7 @@ class StoreEnv:
         self.meta = self.lmdb.open_db(b"meta")
         # batch uid (u64) -> orjson result
         self.batches = self.lmdb.open_db(b"batches")
-        # index id + block id -> zstd block of 16 documents (orjson), see blocks.py
+        # index id + block id -> zstd block of 32 documents (orjson), see blocks.py
         self.documents = self.lmdb.open_db(b"documents")
         # index id + external id -> internal doc id (u32)
         self.external_ids = self.lmdb.open_db(b"external_ids")
@@ -53,7 +67,8 @@ class StoreEnv:
         self.prefixes = self.lmdb.open_db(b"prefixes")
         # index id + stem + 0x00 + field id -> doc ids having a word with that stem (stem != word)
         self.stems = self.lmdb.open_db(b"stems")
-        # index id + block id -> zstd block of 16 token records: each searchable field's words and positions
+        # index id + internal doc id (u32) -> the document's token record (each searchable field's words
+        # and positions), zstd with the index's trained dictionary, see record_store.py
         self.records = self.lmdb.open_db(b"records")
         # index id + internal doc id (u32) -> the document's sequence (u64), see sequence.py
         self.sequences = self.lmdb.open_db(b"sequences")
@@ -73,6 +88,19 @@ class StoreEnv:
             *self.searchable,
             self.facets,
         )
+
+        self._check_format()
+
+    def _check_format(self) -> None:
+        """Refuse a data directory laid out by an older Sift instead of misreading it."""
+        with self.lmdb.begin(write=True) as txn:
+            stored = txn.get(_FORMAT_KEY, db=self.meta)
+            if stored is None:
+                if txn.stat(self.catalog)["entries"]:
+                    raise StoreFormatError(self.path, 1)
+                txn.put(_FORMAT_KEY, encode_u32(FORMAT_VERSION), db=self.meta)
+            elif decode_u32(stored) != FORMAT_VERSION:
+                raise StoreFormatError(self.path, decode_u32(stored))
 
     def close(self) -> None:
         self.lmdb.close()

@@ -14,8 +14,8 @@ import orjson
 
 from shard.analysis import AnalysisConfig, Analyzer
 from shard.analysis.locales import iso639_3
-from shard.index.blocks import BlockWriter
 from shard.index.postings import SHORT_PREFIX_LENGTHS, Deltas, term_keys
+from shard.index.record_store import RecordWriter
 from shard.index.records import FieldTokens, decode_record, encode_record
 from shard.index.settings import Settings, searchable_attributes
 from shard.index.state import IndexState
@@ -35,7 +35,7 @@ def analyzer_for(config: AnalysisConfig) -> Analyzer:
 
 
 class Indexer:
-    def __init__(self, index_id: int, settings: Settings, deltas: Deltas, records: BlockWriter) -> None:
+    def __init__(self, index_id: int, settings: Settings, deltas: Deltas, records: RecordWriter) -> None:
         self.index_id = index_id
         self.deltas = deltas
         self.records = records

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 import orjson
@@ -18,12 +19,11 @@ from shard.index.documents import Document
 from shard.index.env import StoreEnv, Txn
 from shard.index.indexer import analyzer_for
 from shard.index.postings import term_docs
+from shard.index.record_store import dictionary_id, read_record
 from shard.index.settings import Settings, searchable_attributes
 from shard.index.state import IndexState
 from shard.query.read_cache import DOCUMENT_BLOCKS, RECORDS, ReadCache
 from shard.query.record_view import EMPTY_VIEW, RecordView, view_record
-
-_MAX_CACHED_BLOCKS = 256
 
 
 @dataclass
@@ -45,7 +45,6 @@ class SearchContext:
     cache: ReadCache | None = None
     generation: int = 0
     """The cache generation when the snapshot began (see ``ReadCache``)."""
-    _blocks: dict[int, list[bytes | None]] = field(default_factory=dict, repr=False)
     _records: dict[int, RecordView] = field(default_factory=dict, repr=False)
     _weights: dict[int, int] = field(default_factory=dict, repr=False)
     _word_docs: dict[tuple[str, frozenset[int] | None], BitMap] = field(default_factory=dict, repr=False)
@@ -111,8 +110,12 @@ class SearchContext:
             docs = self._word_docs[key] = term_docs(self.txn, self.env.words, self.index_id, word, fields)
         return BitMap(docs)
 
+    @cached_property
+    def _record_dictionary(self) -> bytes | None:
+        return dictionary_id(self.env, self.txn, self.index_id)
+
     def record(self, doc_id: int) -> RecordView:
-        """The document's token record; blocks stay decoded for neighbours read next."""
+        """The document's token record, decoded once per snapshot and kept in the read cache."""
         record = self._records.get(doc_id)
         if record is not None:
             return record
@@ -122,14 +125,7 @@ class SearchContext:
             if record is not None:
                 self._records[doc_id] = record
                 return record
-        block_id = doc_id // BLOCK_SIZE
-        slots = self._blocks.get(block_id)
-        if slots is None:
-            if len(self._blocks) >= _MAX_CACHED_BLOCKS:
-                self._blocks.clear()
-            stored = self.txn.get(block_key(self.index_id, doc_id), db=self.env.records)
-            slots = self._blocks[block_id] = [] if stored is None else unpack_block(self.codec, stored)
-        value = slots[doc_id % BLOCK_SIZE] if slots else None
+        value = read_record(self.env, self.txn, self.codec, self.index_id, doc_id, self._record_dictionary)
         record = EMPTY_VIEW if value is None else view_record(value)
         self._records[doc_id] = record
         if self.cache is not None and record.words:
