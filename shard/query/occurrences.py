@@ -110,7 +110,7 @@ class DocMatcher:
         """``holds``: the query's words the document has, when already known from their postings."""
         found: list[Occurrence] = []
         allowed, exact_fields, listed = self.allowed_fields, self.exact_fields, self.words
-        words, field_ids, positions = record.words, record.field_ids, record.positions
+        words, locate = record.words, record.locate
         present = self._keys.intersection(words) if holds is None else holds
         matched = {word: listed[word] for word in present if word in listed}
         if self.prefixes:
@@ -118,11 +118,10 @@ class DocMatcher:
         nearest_to = self.nearest_to
         nearest: dict[tuple[int, int, int], Occurrence] = {}
         for index in record.indexes_of(matched):
-            field_id = field_ids[index]
+            field_id, position = locate(index)
             if allowed is not None and field_id not in allowed:
                 continue
             exact_only = field_id in exact_fields
-            position = positions[index]
             for number, match in matched[words[index]]:
                 if exact_only and match.typos:
                     continue

@@ -3,21 +3,24 @@
 Movie documents have a dozen fields; matching field by field pays Python's per-call overhead a dozen
 times per document, while one flat list lets a single C-level probe find which query words the
 document holds and ``list.index`` locate them. The view is what the read cache keeps between searches.
+
+Most records are viewed once, by the search that read them, and matched for a handful of words: so the
+view builds nothing per word beyond the flat list (a found word's field and position come from the
+fields' boundaries), and words are not interned (interning a 100-word record cost more than decoding it).
 """
 
 from __future__ import annotations
 
-import sys
-from bisect import bisect_left
+from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
-from itertools import chain, compress, repeat
+from itertools import accumulate, chain, compress
 from typing import Any
 
 from shard.index.records import FieldTokens, decode_record
 
-_BYTES_PER_TOKEN = 96
-"""Rough memory of one token in a view (list slots, position ints, its share of the word index built
-on reuse): its cache weight."""
+_BYTES_PER_TOKEN = 120
+"""Rough memory of one token in a view (its string, list slots, position int, its share of the word
+index built on reuse): its cache weight."""
 _FEW_WORDS = 4
 
 
@@ -26,9 +29,8 @@ class RecordView:
     fields: list[FieldTokens]
     words: list[str]
     """Every field's words, field after field."""
-    field_ids: list[int]
-    positions: list[int]
-    """The field and position of each entry of ``words``."""
+    starts: list[int]
+    """The index in ``words`` of each field's first word."""
     _vocabulary: list[str] | None = None
     _where: dict[str, list[int]] | None = None
     _searches: int = 0
@@ -36,6 +38,12 @@ class RecordView:
     @property
     def weight(self) -> int:
         return len(self.words) * _BYTES_PER_TOKEN + 64
+
+    def locate(self, index: int) -> tuple[int, int]:
+        """The field id and position of ``words[index]``."""
+        number = bisect_right(self.starts, index) - 1
+        entry = self.fields[number]
+        return entry.field_id, entry.positions[index - self.starts[number]]
 
     def indexes_of(self, wanted: dict[str, Any]) -> list[int]:
         """Indexes in ``words`` of the ``wanted`` words. A view's first search scans (``list.index``
@@ -81,19 +89,12 @@ def _scan(words: list[str], wanted: dict[str, Any]) -> list[int]:
     return found
 
 
-EMPTY_VIEW = RecordView([], [], [], [])
+EMPTY_VIEW = RecordView([], [], [])
 _LAST_CHARACTER = chr(0x10FFFF)
 
 
 def view_record(data: bytes) -> RecordView:
-    """Words are interned so the cached views of an index share their vocabulary's strings."""
     fields = decode_record(data)
-    words = list(map(sys.intern, chain.from_iterable(entry.words for entry in fields)))
-    start = 0
-    for entry in fields:
-        end = start + len(entry.words)
-        entry.words[:] = words[start:end]
-        start = end
-    field_ids = list(chain.from_iterable(repeat(entry.field_id, len(entry.words)) for entry in fields))
-    positions = list(chain.from_iterable(entry.positions for entry in fields))
-    return RecordView(fields, words, field_ids, positions)
+    words = list(chain.from_iterable(entry.words for entry in fields))
+    starts = list(accumulate((len(entry.words) for entry in fields[:-1]), initial=0))
+    return RecordView(fields, words, starts)
