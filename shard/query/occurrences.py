@@ -110,19 +110,17 @@ class DocMatcher:
         """``holds``: the query's words the document has, when already known from their postings."""
         found: list[Occurrence] = []
         allowed, exact_fields, listed = self.allowed_fields, self.exact_fields, self.words
-        words, locate = record.words, record.locate
-        present = self._keys.intersection(words) if holds is None else holds
+        present = self._keys.intersection(record.words) if holds is None else holds
         matched = {word: listed[word] for word in present if word in listed}
         if self.prefixes:
             self._match_prefixes(record, matched)
         nearest_to = self.nearest_to
         nearest: dict[tuple[int, int, int], Occurrence] = {}
-        for index in record.indexes_of(matched):
-            field_id, position = locate(index)
+        for word, field_id, position in record.find(matched):
             if allowed is not None and field_id not in allowed:
                 continue
             exact_only = field_id in exact_fields
-            for number, match in matched[words[index]]:
+            for number, match in matched[word]:
                 if exact_only and match.typos:
                     continue
                 if nearest_to is None:

@@ -18,7 +18,7 @@ from typing import Any
 
 from shard.index.records import FieldTokens, decode_record
 
-_BYTES_PER_TOKEN = 120
+_BYTES_PER_TOKEN = 160
 """Rough memory of one token in a view (its string, list slots, position int, its share of the word
 index built on reuse): its cache weight."""
 _FEW_WORDS = 4
@@ -32,7 +32,7 @@ class RecordView:
     starts: list[int]
     """The index in ``words`` of each field's first word."""
     _vocabulary: list[str] | None = None
-    _where: dict[str, list[int]] | None = None
+    _where: dict[str, list[tuple[int, int]]] | None = None
     _searches: int = 0
 
     @property
@@ -45,24 +45,28 @@ class RecordView:
         entry = self.fields[number]
         return entry.field_id, entry.positions[index - self.starts[number]]
 
-    def indexes_of(self, wanted: dict[str, Any]) -> list[int]:
-        """Indexes in ``words`` of the ``wanted`` words. A view's first search scans (``list.index``
-        for a few words, one C-level pass for many); a view searched again, which only cached views
-        are, builds a word -> indexes map once and answers every later search by lookups."""
+    def find(self, wanted: dict[str, Any]) -> list[tuple[str, int, int]]:
+        """(word, field id, position) of each occurrence of the ``wanted`` words. A view's first search
+        scans (``list.index`` for a few words, one C-level pass for many) and locates what it found; a
+        view searched again, which only cached views are, maps every word to its occurrences once and
+        answers every later search by lookups."""
         where = self._where
         if where is None:
             self._searches += 1
             if self._searches == 1:
-                return _scan(self.words, wanted)
+                words, locate = self.words, self.locate
+                return [(words[index], *locate(index)) for index in _scan(words, wanted)]
             where = {}
-            for index, word in enumerate(self.words):
-                found = where.get(word)
-                if found is None:
-                    where[word] = [index]
-                else:
-                    found.append(index)
+            for entry in self.fields:
+                field_id = entry.field_id
+                for word, position in zip(entry.words, entry.positions, strict=True):
+                    found = where.get(word)
+                    if found is None:
+                        where[word] = [(field_id, position)]
+                    else:
+                        found.append((field_id, position))
             self._where = where
-        return [index for word in wanted for index in where.get(word, ())]
+        return [(word, field_id, position) for word in wanted for field_id, position in where.get(word, ())]
 
     def starting_with(self, prefix: str) -> list[str]:
         """The document's distinct words starting with ``prefix``: two bisections of its sorted
