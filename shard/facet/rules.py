@@ -30,7 +30,8 @@ def _covers(name: str, path: str) -> bool:
 
 def _rule(raw: str | dict[str, Any]) -> _Rule:
     if isinstance(raw, str):
-        return _Rule((raw,), True, True)
+        # Without `*` a legacy name matches as an exact pattern does, so both compare equal.
+        return _Rule((raw,), "*" in raw, True)
     features = raw.get("features") or {}
     filters = features.get("filter") or {}
     faceted = bool(
