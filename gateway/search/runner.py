@@ -62,13 +62,19 @@ async def search_index(app: Sanic, uid: str, params: dict[str, Any], wanted: int
     if needs_term_counts(shard_query):
         shard_query["termCounts"] = await term_counts(cluster, uid, shard_query)
     limit = wanted
+    skipped: list[int] = []
     while True:
         found = await _fan_out(cluster, uid, shard_query, limit)
         pages, cap = found.pages, found.max_total_hits
         merged = list(heapq.merge(*pages, key=RankedHit.order))
         if all(hit.distinct is None for hit in merged):
             return IndexSearch(merged[:wanted], found.candidates, cap, found.facets)
-        kept = deduplicate(merged)[:wanted]
+        kept, wrong = deduplicate(merged, wanted)
+        if wrong is not None:
+            skipped.append(wrong.seq)
+            shard_query["distinctSkip"] = skipped
+            continue
+        kept = kept[:wanted]
         full = min(limit, cap)
         if len(kept) >= wanted or limit >= cap or all(len(page) < full for page in pages):
             count = await _distinct_count(cluster, uid, shard_query, kept)

@@ -91,7 +91,7 @@ def search(
     excluded = _excluded(ctx, query) | filtered_out(ctx, params)
     criteria = query_sort(ctx, params)
     distinct_field = distinct_attribute(ctx, params)
-    distinct = None if distinct_field is None else Distinct(ctx, distinct_field)
+    distinct = None if distinct_field is None else Distinct(ctx, distinct_field, params.get("distinctSkip"))
     ranker = Ranker(
         ctx,
         query,
