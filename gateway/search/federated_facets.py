@@ -2,9 +2,9 @@
 
 Each index of ``facetsByIndex`` gets one facet run (a search asking for no hits) beside the hit
 searches, so its errors carry the federation's prefix. It counts over the candidates of the index's
-first query: exact when an index is queried once; with several queries on one index the reference
-counts their union, which this approximates by the first query. An index that no query names is
-checked (it must exist, its facets be filterable) and shows its fields with no values.
+query, or of the union of its queries' candidates when several name it (a document matched by two
+counts once). An index that no query names is checked (it must exist, its facets be filterable) and
+shows its fields with no values.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from common.errors import ApiError
 from common.facets import COUNT
 from gateway.search.facets import Facets, FieldCounts, merge_facets
 from gateway.search.multi import Query
-from gateway.search.runner import search_index
+from gateway.search.runner import needs_term_counts, search_index, shard_params, term_counts
 
 
 class FacetsByIndexError(ApiError):
@@ -62,16 +62,28 @@ async def federated_facets(
 
 
 async def _index_facets(app: Sanic, uid: str, patterns: list[str], queries: Sequence[Query]) -> Facets:
-    query = next((query for query in queries if query.index_uid == uid), None)
-    params = {"facets": patterns} if query is None else {**query.params, "facets": patterns}
+    mine = [query for query in queries if query.index_uid == uid]
     try:
+        params = await _facet_params(app, uid, patterns, mine)
         result = await search_index(app, uid, params, 0)
         facets = merge_facets(result.facets, result.candidates, patterns)
     except ApiError as error:
-        raise FacetsByIndexError(uid, error, query is not None) from None
-    if query is None:
+        raise FacetsByIndexError(uid, error, bool(mine)) from None
+    if not mine:
         facets.fields = {name: FieldCounts(counts.order) for name, counts in facets.fields.items()}
     return facets
+
+
+async def _facet_params(app: Sanic, uid: str, patterns: list[str], mine: list[Query]) -> dict[str, Any]:
+    """One query's own parameters; several queries' under ``facetUnion``, which the shards count over
+    the union of their candidates (each with its own term counts for the frequency strategy)."""
+    if len(mine) <= 1:
+        return {**(mine[0].params if mine else {}), "facets": patterns}
+    union = [shard_params(query.params) for query in mine]
+    for query in union:
+        if needs_term_counts(query):
+            query["termCounts"] = await term_counts(app.ctx.cluster, uid, query)
+    return {"facets": patterns, "facetUnion": union}
 
 
 class MergedFacets(Facets):

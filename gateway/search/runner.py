@@ -56,19 +56,25 @@ class IndexSearch:
 async def search_index(app: Sanic, uid: str, params: dict[str, Any], wanted: int) -> IndexSearch:
     """The index's best ``wanted`` hits (before ``maxTotalHits`` capping, which shards apply)."""
     cluster = app.ctx.cluster
-    shard_query = {key: value for key, value in params.items() if key not in _GATEWAY_ONLY}
+    shard_query = shard_params(params)
     shard_query["offset"], shard_query["limit"] = 0, wanted
     shard_query.update(app.ctx.features.filters().params())
-    if shard_query.get("matchingStrategy") == "frequency" and (shard_query.get("q") or "").strip():
-        shard_query["termCounts"] = await _term_counts(cluster, uid, shard_query)
+    if needs_term_counts(shard_query):
+        shard_query["termCounts"] = await term_counts(cluster, uid, shard_query)
     limit = wanted
+    skipped: list[int] = []
     while True:
         found = await _fan_out(cluster, uid, shard_query, limit)
         pages, cap = found.pages, found.max_total_hits
         merged = list(heapq.merge(*pages, key=RankedHit.order))
         if all(hit.distinct is None for hit in merged):
             return IndexSearch(merged[:wanted], found.candidates, cap, found.facets)
-        kept = deduplicate(merged)[:wanted]
+        kept, wrong = deduplicate(merged, wanted)
+        if wrong is not None:
+            skipped.append(wrong.seq)
+            shard_query["distinctSkip"] = skipped
+            continue
+        kept = kept[:wanted]
         full = min(limit, cap)
         if len(kept) >= wanted or limit >= cap or all(len(page) < full for page in pages):
             count = await _distinct_count(cluster, uid, shard_query, kept)
@@ -113,7 +119,16 @@ async def _fan_out(cluster: Any, uid: str, shard_query: dict[str, Any], limit: i
     return _ShardPages(pages, sum(reply.candidates for reply in found), cap, facets)
 
 
-async def _term_counts(cluster: Any, uid: str, shard_query: dict[str, Any]) -> list[int]:
+def needs_term_counts(query: dict[str, Any]) -> bool:
+    return query.get("matchingStrategy") == "frequency" and bool((query.get("q") or "").strip())
+
+
+def shard_params(params: dict[str, Any]) -> dict[str, Any]:
+    """The parameters that travel to the shards."""
+    return {key: value for key, value in params.items() if key not in _GATEWAY_ONLY}
+
+
+async def term_counts(cluster: Any, uid: str, shard_query: dict[str, Any]) -> list[int]:
     """The index-wide document count of each query term: the frequency strategy drops the most
     frequent terms first, and every shard must drop the same ones (one extra round trip)."""
     request = shard_pb2.SearchRequest(

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from shard.analysis.attributes import pattern_matches
 
@@ -30,7 +30,8 @@ def _covers(name: str, path: str) -> bool:
 
 def _rule(raw: str | dict[str, Any]) -> _Rule:
     if isinstance(raw, str):
-        return _Rule((raw,), True, True)
+        # Without `*` a legacy name matches as an exact pattern does, so both compare equal.
+        return _Rule((raw,), "*" in raw, True)
     features = raw.get("features") or {}
     filters = features.get("filter") or {}
     faceted = bool(
@@ -59,7 +60,7 @@ class FacetedFields:
     def __init__(self, settings: Settings) -> None:
         filterable, sortable = facet_settings(settings)
         self._rules = tuple(_rule(raw) for raw in filterable)
-        self._sortable = tuple(sortable)
+        self._sortable: tuple[str, ...] = tuple(sortable)
         self._names = tuple(p for rule in self._rules for p in rule.patterns) + self._sortable
         # A wildcard pattern may match a field at any depth, so extraction must look everywhere.
         self._wildcards = any("*" in p for rule in self._rules if not rule.legacy for p in rule.patterns)
@@ -69,6 +70,20 @@ class FacetedFields:
     @property
     def none(self) -> bool:
         return not self._rules and not self._sortable
+
+    def same_selection(self, other: FacetedFields) -> bool:
+        """Whether both select the same paths: rule features matter only as faceted or not."""
+        return (self._rules, self._sortable) == (other._rules, other._sortable)
+
+    def covers(self, other: FacetedFields) -> bool:
+        """A sufficient condition for every path ``other`` selects to be selected here: each of its
+        faceted rules and sortable names is ours too, and none of our rules is unfaceted (so no
+        earlier rule of ours can shadow one of them)."""
+        if not all(rule.faceted for rule in self._rules):
+            return False
+        return set(other._sortable) <= set(self._sortable) and all(
+            rule in self._rules for rule in other._rules if rule.faceted
+        )
 
     def selects(self, path: str) -> bool:
         selected = self._selected.get(path)
@@ -97,3 +112,43 @@ class FacetedFields:
             if matches:
                 return rule.faceted
         return False
+
+
+class FieldSelection(Protocol):
+    """What extracting a document's facet values asks: which paths, and where to look inside."""
+
+    @property
+    def none(self) -> bool: ...
+
+    def selects(self, path: str) -> bool: ...
+
+    def may_select_below(self, path: str) -> bool: ...
+
+
+class FacetChange:
+    """How a settings change moves the faceted paths from ``old`` to ``new``. As a selection it
+    selects the paths to index newly; ``dropped`` tells those whose values go."""
+
+    def __init__(self, old: FacetedFields, new: FacetedFields) -> None:
+        self.old = old
+        self.new = new
+
+    @property
+    def none(self) -> bool:
+        return self.old.covers(self.new)
+
+    def selects(self, path: str) -> bool:
+        return self.new.selects(path) and not self.old.selects(path)
+
+    def may_select_below(self, path: str) -> bool:
+        return self.new.may_select_below(path)
+
+    def dropped(self, path: str) -> bool:
+        return self.old.selects(path) and not self.new.selects(path)
+
+
+def facet_change(previous: Settings, new: Settings) -> FacetChange | None:
+    """None when both settings facet the same paths (e.g. only rule features changed): stored facet
+    values depend on nothing else."""
+    old, fields = FacetedFields(previous), FacetedFields(new)
+    return None if old.same_selection(fields) else FacetChange(old, fields)

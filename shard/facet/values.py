@@ -15,7 +15,7 @@ import unicodedata
 from dataclasses import dataclass, field
 from typing import Any
 
-from shard.facet.rules import FacetedFields
+from shard.facet.rules import FieldSelection
 
 # Rust's f64 grammar, which decides whether a filter operand is also a number: no underscores or
 # surrounding spaces, unlike Python's float().
@@ -43,7 +43,7 @@ class FieldFacets:
     empty: bool = False
 
 
-def document_facets(document: dict[str, Any], fields: FacetedFields) -> dict[str, FieldFacets]:
+def document_facets(document: dict[str, Any], fields: FieldSelection) -> dict[str, FieldFacets]:
     """Facet values of the selected fields, by dotted path; a selected path present is a key."""
     found: dict[str, FieldFacets] = {}
     for name, value in document.items():
@@ -51,7 +51,9 @@ def document_facets(document: dict[str, Any], fields: FacetedFields) -> dict[str
     return found
 
 
-def _visit(found: dict[str, FieldFacets], fields: FacetedFields, path: str, value: Any, *, own: bool) -> None:
+def _visit(
+    found: dict[str, FieldFacets], fields: FieldSelection, path: str, value: Any, *, own: bool
+) -> None:
     """``own``: ``value`` is the field's value itself, not an element of an array."""
     if fields.selects(path):
         _leaf(found.setdefault(path, FieldFacets()), value, own)

@@ -12,6 +12,7 @@ from typing import Any
 import orjson
 
 from common.errors import ApiError
+from shard.facet.rules import facet_change
 from shard.filter.deletion import delete_by_filter
 from shard.index import catalog
 from shard.index.codec import DocumentCodec
@@ -21,7 +22,6 @@ from shard.index.env import StoreEnv, Txn, batch_key
 from shard.index.settings import (
     delete_settings,
     load_settings,
-    needs_facet_rebuild,
     needs_rebuild,
     save_settings,
 )
@@ -180,6 +180,6 @@ class _Applier:
         settings = operation["settings"]
         save_settings(self.env, self.txn, index_id, settings)
         self.ctx.forget_indexer(index_id)
-        searchable, facets = needs_rebuild(previous, settings), needs_facet_rebuild(previous, settings)
-        if searchable or facets:
+        searchable, facets = needs_rebuild(previous, settings), facet_change(previous, settings)
+        if searchable or facets is not None:
             reindex_documents(self.ctx, index_id, searchable=searchable, facets=facets)

@@ -10,6 +10,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import replace
 
+from shard.facet.keys import field_prefix
+from shard.facet.rules import FacetedFields
 from shard.index.blocks import BlockWriter
 from shard.index.codec import DocumentCodec
 from shard.index.env import Database, StoreEnv, Txn, index_prefix
@@ -65,7 +67,8 @@ class WriteContext:
         indexer = self._facet_indexers.get(index_id)
         if indexer is None:
             settings = load_settings(self.env, self.txn, index_id)
-            indexer = self._facet_indexers[index_id] = FacetIndexer(index_id, settings, self.deltas)
+            fields = FacetedFields(settings)
+            indexer = self._facet_indexers[index_id] = FacetIndexer(index_id, fields, self.deltas)
         return indexer
 
     def forget_indexer(self, index_id: int) -> None:
@@ -105,20 +108,23 @@ class WriteContext:
         state = self.state(index_id)
         self._states[index_id] = replace(state, field_names=[], languages={})
 
-    def wipe_facets(self, index_id: int) -> None:
-        """Delete the index's facet values, keeping its documents (before a rebuild)."""
+    def drop_facet_fields(self, index_id: int, field_ids: list[int]) -> None:
+        """Delete the facet values of these fields (no longer faceted), keeping their ids registered."""
         self.deltas.flush()
-        self._wipe(index_id, (self.env.facets,))
-        self._states[index_id] = replace(self.state(index_id), facet_fields=[])
+        prefix = index_prefix(index_id)
+        for field_id in field_ids:
+            self._delete_prefixed(field_prefix(prefix, field_id), self.env.facets)
 
     def _wipe(self, index_id: int, databases: tuple[Database, ...]) -> None:
-        prefix = index_prefix(index_id)
         for db in databases:
-            cursor = self.txn.cursor(db)
-            positioned = cursor.set_range(prefix)
-            while positioned and cursor.key().startswith(prefix):
-                self.tick()
-                positioned = cursor.delete()
+            self._delete_prefixed(index_prefix(index_id), db)
+
+    def _delete_prefixed(self, prefix: bytes, db: Database) -> None:
+        cursor = self.txn.cursor(db)
+        positioned = cursor.set_range(prefix)
+        while positioned and cursor.key().startswith(prefix):
+            self.tick()
+            positioned = cursor.delete()
 
     def flush(self) -> None:
         self.deltas.flush()

@@ -12,6 +12,7 @@ from typing import Any
 import orjson
 from pyroaring import BitMap
 
+from shard.facet.rules import FacetChange
 from shard.index.blocks import iter_values, read_value
 from shard.index.codec import DocumentCodec
 from shard.index.context import WriteContext
@@ -22,6 +23,7 @@ from shard.index.env import (
     encode_u32,
     external_key,
 )
+from shard.index.facets import FacetIndexer
 from shard.index.sequence import SequenceWriter, delete_sequence, read_sequences, sequence_of
 from shard.index.state import IndexState, load_state
 
@@ -106,27 +108,33 @@ def _remove(ctx: WriteContext, state: IndexState, index_id: int, doc_id: int) ->
     return document
 
 
-def reindex_documents(ctx: WriteContext, index_id: int, *, searchable: bool, facets: bool) -> None:
-    """Rebuild the index's postings and token records and/or its facet values from its stored
-    documents, in id order, in one pass over them."""
+def reindex_documents(
+    ctx: WriteContext, index_id: int, *, searchable: bool, facets: FacetChange | None
+) -> None:
+    """Rebuild the index's postings and token records and/or bring its facet values to new settings,
+    from its stored documents, in id order, in one pass over them.
+
+    Facet values change only where the faceted paths do: values of paths no longer faceted are
+    deleted by key range, and the pass extracts only the newly faceted paths (it is skipped when the
+    change can only drop paths, e.g. a removed rule)."""
     if searchable:
         ctx.wipe_searchable(index_id)
-    if facets:
-        ctx.wipe_facets(index_id)
+    state = ctx.state(index_id)
+    if facets is not None:
+        dropped = [field_id for field_id, path in enumerate(state.facet_fields) if facets.dropped(path)]
+        ctx.drop_facet_fields(index_id, dropped)
     ctx.forget_indexer(index_id)
     ctx.documents.flush()
-    state = ctx.state(index_id)
     indexer = ctx.indexer(index_id)
-    facet_indexer = ctx.facet_indexer(index_id)
-    facets = facets and not facet_indexer.fields.none
-    if not searchable and not facets:
+    facet_indexer = None if facets is None or facets.none else FacetIndexer(index_id, facets, ctx.deltas)
+    if not searchable and facet_indexer is None:
         return
     for doc_id, value in iter_values(ctx.txn, ctx.env.documents, ctx.codec, index_id):
         ctx.tick()
         document = orjson.loads(value)
         if searchable:
             indexer.index(state, doc_id, document)
-        if facets:
+        if facet_indexer is not None:
             facet_indexer.index(state, doc_id, document)
 
 

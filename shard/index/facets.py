@@ -21,19 +21,19 @@ from shard.facet.keys import (
     encode_string,
     field_prefix,
 )
-from shard.facet.rules import FacetedFields
+from shard.facet.rules import FieldSelection
 from shard.facet.values import document_facets
 from shard.index.env import index_prefix
 from shard.index.postings import Deltas
-from shard.index.settings import Settings
 from shard.index.state import IndexState
 
 
 class FacetIndexer:
-    def __init__(self, index_id: int, settings: Settings, deltas: Deltas) -> None:
+    def __init__(self, index_id: int, fields: FieldSelection, deltas: Deltas) -> None:
+        """``fields``: the settings' faceted fields, or only the newly faceted ones (a settings change)."""
         self.prefix = index_prefix(index_id)
         self.deltas = deltas
-        self.fields = FacetedFields(settings)
+        self.fields = fields
 
     def index(self, state: IndexState, doc_id: int, document: dict[str, Any]) -> None:
         keys = self._keys(state, document)

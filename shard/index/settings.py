@@ -12,7 +12,6 @@ from typing import Any
 import orjson
 
 from shard.analysis import AnalysisConfig
-from shard.facet.rules import facet_settings
 from shard.index.env import StoreEnv, Txn, index_prefix
 
 Settings = dict[str, Any]
@@ -65,8 +64,3 @@ def needs_rebuild(previous: Settings, new: Settings) -> bool:
 def _searchable_set(settings: Settings) -> frozenset[str] | None:
     attributes = searchable_attributes(settings)
     return None if attributes is None else frozenset(attributes)
-
-
-def needs_facet_rebuild(previous: Settings, new: Settings) -> bool:
-    """Facet values depend on which fields are faceted: filterable rules and sortable attributes."""
-    return facet_settings(previous) != facet_settings(new)

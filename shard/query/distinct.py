@@ -7,6 +7,10 @@ value may sit on different shards (``gateway/search/distinct.py``). The hit coun
 candidates minus those sharing a value with the page's kept hits (the hits themselves stay): the
 gateway learns those values only after merging, so it asks every shard for that count in a second
 round (``distinctValues``).
+
+A hit kept here may be dropped by the gateway for a value it shares with a better hit of another
+shard; the documents it excluded through its other values (array values) were then excluded
+wrongly, so the gateway asks again with that hit skipped (``distinctSkip``).
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from common.filter.permissions import filterable_patterns, matching_rule
 from shard.facet.reader import FacetReader
 from shard.facet.rules import FacetedFields
 from shard.facet.values import document_facets
+from shard.index.sequence import read_sequences
 from shard.query.context import SearchContext
 
 DistinctValue = list[Any]
@@ -50,9 +55,12 @@ def distinct_attribute(ctx: SearchContext, params: dict[str, Any]) -> str | None
 
 
 class Distinct:
-    def __init__(self, ctx: SearchContext, field: str) -> None:
+    def __init__(self, ctx: SearchContext, field: str, skipped: list[int] | None = None) -> None:
+        """``skipped``: sequences of documents the gateway found sharing a value with a better hit of
+        another shard; they are neither kept nor exclude anything here."""
         self.ctx = ctx
         self.field = field
+        self.skipped = frozenset(skipped or ())
         self.reader = FacetReader(ctx.txn, ctx.env.facets, ctx.index_id, ctx.state)
         self.prefix = self.reader.field(field)
         self.fields = FacetedFields({"sortableAttributes": [field]})
@@ -63,6 +71,11 @@ class Distinct:
 
     def keep(self, doc_id: int) -> bool:
         if doc_id in self.excluded:
+            return False
+        if (
+            self.skipped
+            and read_sequences(self.ctx.env, self.ctx.txn, self.ctx.index_id, [doc_id])[0] in self.skipped
+        ):
             return False
         values = self._values(doc_id)
         self.excluded |= self.docs_of(values)

@@ -64,9 +64,20 @@ def search(
 ) -> SearchResult:
     """``cached``: the shard's record cache and its generation when ``txn`` began."""
     _check_embedder(index_uid, settings, params.get("hybrid"))
-    ctx = SearchContext(env, codec, txn, index_id, index_uid, settings, load_state(env, txn, index_id))
-    if cached is not None:
-        ctx.cache, ctx.generation = cached
+
+    def context() -> SearchContext:
+        ctx = SearchContext(env, codec, txn, index_id, index_uid, settings, load_state(env, txn, index_id))
+        if cached is not None:
+            ctx.cache, ctx.generation = cached
+        return ctx
+
+    ctx = context()
+    if params.get("facetUnion") is not None:
+        # Facets over several queries' candidates (federated facetsByIndex), each in its own context.
+        union = BitMap.union(
+            BitMap(), *(_candidates(context(), {**params, **sub}) for sub in params["facetUnion"])
+        )
+        return SearchResult([], len(union), max_total_hits(settings), facets=facet_reply(ctx, union, params))
     ctx.restrict_to(params.get("attributesToSearchOn"))
     locales = tuple(params.get("locales") or ())
     query = parse_query(ctx.analyzer, params.get("q"), locales)
@@ -80,7 +91,7 @@ def search(
     excluded = _excluded(ctx, query) | filtered_out(ctx, params)
     criteria = query_sort(ctx, params)
     distinct_field = distinct_attribute(ctx, params)
-    distinct = None if distinct_field is None else Distinct(ctx, distinct_field)
+    distinct = None if distinct_field is None else Distinct(ctx, distinct_field, params.get("distinctSkip"))
     ranker = Ranker(
         ctx,
         query,
@@ -103,6 +114,22 @@ def search(
         ranked, candidates = outcome.docs, outcome.candidates
     entries = _entries(ctx, query, derivations, ranked, params, first_geo_point(criteria), distinct)
     return SearchResult(entries, candidates, cap, facets=facet_reply(ctx, universe, params))
+
+
+def _candidates(ctx: SearchContext, params: dict[str, Any]) -> BitMap:
+    """One query's candidates, as its search counts and facets them before ranking."""
+    ctx.restrict_to(params.get("attributesToSearchOn"))
+    locales = tuple(params.get("locales") or ())
+    query = parse_query(ctx.analyzer, params.get("q"), locales)
+    excluded = _excluded(ctx, query) | filtered_out(ctx, params)
+    if query.placeholder:
+        return ctx.state.live - excluded
+    derivations = derive(ctx, query, _query_language(ctx, params.get("q"), locales))
+    strategy = params.get("matchingStrategy", "last")
+    ranker = Ranker(
+        ctx, query, derivations, strategy=strategy, threshold=None, term_counts=params.get("termCounts")
+    )
+    return ranker.universe() - excluded
 
 
 def _check_embedder(index_uid: str, settings: Settings, hybrid: dict[str, Any] | None) -> None:
