@@ -15,6 +15,7 @@ from typing import Any
 from pyroaring import BitMap
 
 from common.documents.geo import uses_geo
+from common.documents.geojson import uses_geojson
 from common.errors import ApiError, index_already_exists, index_not_found
 from common.logging import get_logger
 from common.timefmt import format_duration, now_ns
@@ -334,6 +335,7 @@ class Executor:
             if t["type"] == "documentAdditionOrUpdate"
         }
         primary_key = index["primaryKey"] if index else None
+        settings = index.get("settings", {}) if index else {}
         plan = await asyncio.to_thread(
             plan_documents,
             uid,
@@ -341,7 +343,8 @@ class Executor:
             payloads,
             primary_key,
             self.shards.count,
-            uses_geo(index.get("settings", {}) if index else {}),
+            uses_geo(settings),
+            uses_geojson(settings),
         )
         if self._abort_requested:
             raise BatchAborted

@@ -10,6 +10,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import replace
 
+from common.documents.geojson import uses_geojson
+from shard.geo.shapes import ShapeWriter
 from shard.index.blocks import BlockWriter
 from shard.index.codec import DocumentCodec
 from shard.index.env import Database, StoreEnv, Txn, index_prefix
@@ -64,7 +66,9 @@ class WriteContext:
         indexer = self._facet_indexers.get(index_id)
         if indexer is None:
             settings = load_settings(self.env, self.txn, index_id)
-            indexer = self._facet_indexers[index_id] = FacetIndexer(index_id, settings, self.deltas)
+            shapes = ShapeWriter(self.txn, self.env.shapes, index_id) if uses_geojson(settings) else None
+            indexer = FacetIndexer(index_id, settings, self.deltas, shapes)
+            self._facet_indexers[index_id] = indexer
         return indexer
 
     def forget_indexer(self, index_id: int) -> None:
@@ -105,9 +109,9 @@ class WriteContext:
         self._states[index_id] = replace(state, field_names=[], languages={})
 
     def wipe_facets(self, index_id: int) -> None:
-        """Delete the index's facet values, keeping its documents (before a rebuild)."""
+        """Delete the index's facet values and shapes, keeping its documents (before a rebuild)."""
         self.deltas.flush()
-        self._wipe(index_id, (self.env.facets,))
+        self._wipe(index_id, (self.env.facets, self.env.shapes))
         self._states[index_id] = replace(self.state(index_id), facet_fields=[])
 
     def _wipe(self, index_id: int, databases: tuple[Database, ...]) -> None:
