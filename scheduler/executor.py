@@ -177,7 +177,9 @@ class Executor:
             return await self._update_index(first, batch_uid)
         if kind == "settingsUpdate" and all(t["type"] != "indexDeletion" for t in plan.tasks):
             dispatch = functools.partial(self._dispatch, batch_uid, abortable=abortable)
-            return await run_settings_batch(self.store, plan.tasks, self.shards.count, dispatch)
+            return await run_settings_batch(
+                self.store, plan.tasks, self.shards.count, dispatch, self.shards.first_invalid
+            )
         return await self._index_batch(plan.tasks, batch_uid, abortable)
 
     async def _dispatch(
