@@ -4,12 +4,15 @@ The 171k cities are loaded, then ``_geo`` and ``id`` made filterable and ``_geo`
 placeholder searches is driven through the closed-loop load generator like ``bench.run search``
 (whose loading, probing and report this reuses): ``_geoRadius`` of 10 km and of 1000 km around
 cities, a selective (``id a TO a+100``) and a broad (``id > a``, most documents) numeric range, and a
-sort by distance to a city.
+sort by distance to a city. A second index, ``cities_geojson``, holds every city as a ``_geojson`` point
+(``_geojson`` filterable, no ``_geo``) for a ``_geoPolygon`` of about 50 km around a city and a
+``_geoRadius`` of 10 km on shapes.
 """
 
 from __future__ import annotations
 
 import argparse
+import math
 import random
 import sys
 import time
@@ -19,7 +22,7 @@ from typing import Any
 import httpx
 import orjson
 
-from bench.datasets import DATASETS, wait_for_task
+from bench.datasets import DATASETS, add_documents, wait_for_task
 from bench.loadgen import Request
 from bench.procstat import cluster_processes
 from bench.search import ensure_loaded, measure_classes, probe, resident_mib
@@ -28,7 +31,14 @@ from tests.support.cluster import RunningCluster
 
 DATASET = "cities"
 SETTINGS = {"filterableAttributes": ["_geo", "id"], "sortableAttributes": ["_geo"]}
-CLASSES = ("radius_10km", "radius_1000km", "range_selective", "range_broad", "geo_sort")
+SHAPES_INDEX = "cities_geojson"
+SHAPES_SETTINGS = {"filterableAttributes": ["_geojson"]}
+CLASSES = (
+    "radius_10km", "radius_1000km", "range_selective", "range_broad", "geo_sort", "polygon_geojson",
+    "radius_10km_geojson",
+)
+INDEX_OF = {"polygon_geojson": SHAPES_INDEX, "radius_10km_geojson": SHAPES_INDEX}
+"""The index a class searches, when not ``cities``."""
 _JSON = (("Content-Type", "application/json"),)
 
 
@@ -41,6 +51,12 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--warmup", type=float, default=2.0, help="unmeasured seconds before each run")
     parser.add_argument("--queries", type=int, default=100, help="distinct requests per class")
     parser.add_argument("--seed", type=int, default=6)
+    parser.add_argument(
+        "--classes",
+        type=lambda text: [name for name in text.split(",") if name in CLASSES],
+        default=list(CLASSES),
+        help="comma-separated subset of " + ", ".join(CLASSES),
+    )
     parser.add_argument("--json", type=Path, help="result file; default bench/results/geo-<time>.json")
     return parser.parse_args(argv)
 
@@ -59,16 +75,51 @@ def bodies(seed: int, count: int) -> dict[str, list[dict[str, Any]]]:
         ],
         "range_broad": [{"q": "", "filter": f"id > {low}"} for low in rng.sample(range(top // 10), count)],
         "geo_sort": [{"q": "", "sort": [f"_geoPoint({lat}, {lng}):asc"]} for lat, lng in points],
+        "polygon_geojson": [{"q": "", "filter": _polygon(rng, lat, lng)} for lat, lng in points],
+        "radius_10km_geojson": [
+            {"q": "", "filter": f"_geoRadius({lat}, {lng}, 10000)"} for lat, lng in points
+        ],
     }
+
+
+def _polygon(rng: random.Random, lat: float, lng: float) -> str:
+    """An irregular pentagon of about 0.25 degrees of radius around the point, inside the valid ranges."""
+    corners = []
+    for k in range(5):
+        angle, radius = 2 * math.pi * k / 5, rng.uniform(0.15, 0.35)
+        corners.append((max(-90.0, min(90.0, lat + radius * math.sin(angle))),
+                        max(-180.0, min(180.0, lng + radius * math.cos(angle)))))
+    return "_geoPolygon(" + ", ".join(f"[{a:.5f}, {b:.5f}]" for a, b in corners) + ")"
+
+
+def load_shapes(client: httpx.Client) -> dict[str, Any]:
+    """Every city as a ``_geojson`` point in ``cities_geojson``, unless the data directory holds it."""
+    cities = DATASETS[DATASET]
+    stats = client.get(f"/indexes/{SHAPES_INDEX}/stats")
+    if stats.status_code == 200:
+        return {"reused": True, "documents": stats.json()["numberOfDocuments"], "load_s": None}
+    started = time.monotonic()
+    task = client.patch(f"/indexes/{SHAPES_INDEX}/settings", json=SHAPES_SETTINGS).json()["taskUid"]
+    wait_for_task(client, task, started + 60)
+    shapes = (
+        {"id": city["id"], "_geojson": {"type": "Point", "coordinates": [geo["lng"], geo["lat"]]}}
+        for city in cities.documents()
+        if (geo := city["_geo"])
+    )
+    tasks = add_documents(str(client.base_url), SHAPES_INDEX, shapes, cities.primary_key, 20_000, 1200.0)
+    documents = sum(task["details"]["indexedDocuments"] for task in tasks)
+    return {"reused": False, "documents": documents, "load_s": round(time.monotonic() - started, 2)}
 
 
 def run(args: argparse.Namespace, environment: dict[str, Any]) -> dict[str, Any]:
     started_at = time.strftime("%Y-%m-%dT%H:%M:%S%z")
     sets = bodies(args.seed, args.queries)
-    path = f"/indexes/{DATASET}/search"
     requests = {
-        name: tuple(Request("POST", path, orjson.dumps(body), _JSON) for body in sets[name])
-        for name in CLASSES
+        name: tuple(
+            Request("POST", f"/indexes/{INDEX_OF.get(name, DATASET)}/search", orjson.dumps(body), _JSON)
+            for body in sets[name]
+        )
+        for name in args.classes
     }
     with (
         RunningCluster(shards=args.shards) as cluster,
@@ -80,9 +131,10 @@ def run(args: argparse.Namespace, environment: dict[str, Any]) -> dict[str, Any]
         task = client.patch(f"/indexes/{DATASET}/settings", json=SETTINGS).json()["taskUid"]
         wait_for_task(client, task, started + 1200)
         loaded["settings_s"] = round(time.monotonic() - started, 2)
+        loaded["shapes"] = load_shapes(client)
         loaded["resident_mib"] = resident_mib(cluster_processes(cluster.process.pid))
         print("probing each distinct request once ...", file=sys.stderr, flush=True)
-        probes = {name: probe(client, DATASET, sets[name]) for name in CLASSES}
+        probes = {name: probe(client, INDEX_OF.get(name, DATASET), sets[name]) for name in args.classes}
         classes = measure_classes(cluster, args, requests)
     return {
         "scenario": "geo",
@@ -97,13 +149,14 @@ def run(args: argparse.Namespace, environment: dict[str, Any]) -> dict[str, Any]
             "runs": args.runs,
             "warmup": args.warmup,
             "queries": args.queries,
+            "classes": args.classes,
         },
         "environment": environment,
         "loaded": loaded,
         "probes": probes,
         "classes": classes,
         "profile": None,
-        "query_samples": {name: sets[name][:3] for name in CLASSES},
+        "query_samples": {name: sets[name][:3] for name in args.classes},
     }
 
 

@@ -9,6 +9,7 @@ import orjson
 
 from common.documents import DocumentError, extract_document_id, infer_primary_key
 from common.documents.geo import check_geo
+from common.documents.geojson import check_geojson
 from common.features import FilterFeatures
 from common.gcpause import gc_paused
 from common.partition import shard_of
@@ -23,6 +24,8 @@ class DocumentPlan:
     failures: dict[int, dict[str, str]] = field(default_factory=dict)
     geo: bool = False
     """Whether the index uses ``_geo``, whose documents' points are then validated."""
+    geojson: bool = False
+    """Whether ``_geojson`` is filterable, whose documents' shapes are then validated."""
 
 
 def plan_documents(
@@ -32,8 +35,9 @@ def plan_documents(
     primary_key: str | None,
     shard_count: int,
     geo: bool = False,
+    geojson: bool = False,
 ) -> DocumentPlan:
-    plan = DocumentPlan([[] for _ in range(shard_count)], primary_key, geo=geo)
+    plan = DocumentPlan([[] for _ in range(shard_count)], primary_key, geo=geo, geojson=geojson)
     with gc_paused():
         _plan_tasks(plan, index_uid, tasks, payloads, shard_count)
     return plan
@@ -100,6 +104,8 @@ def _plan_addition(
         external_id = extract_document_id(document, primary_key)
         if plan.geo:
             check_geo(index_uid, document, document[primary_key])
+        if plan.geojson:
+            check_geojson(index_uid, document, document[primary_key])
         per_shard[shard_of(external_id, shard_count)].append([external_id, document, position])
     plan.primary_key = primary_key
     for shard, docs in enumerate(per_shard):

@@ -15,6 +15,7 @@ from typing import Any
 from pyroaring import BitMap
 
 from common.documents.geo import uses_geo
+from common.documents.geojson import uses_geojson
 from common.errors import ApiError, index_already_exists, index_not_found
 from common.logging import get_logger
 from common.timefmt import format_duration, now_ns
@@ -176,7 +177,9 @@ class Executor:
             return await self._update_index(first, batch_uid)
         if kind == "settingsUpdate" and all(t["type"] != "indexDeletion" for t in plan.tasks):
             dispatch = functools.partial(self._dispatch, batch_uid, abortable=abortable)
-            return await run_settings_batch(self.store, plan.tasks, self.shards.count, dispatch)
+            return await run_settings_batch(
+                self.store, plan.tasks, self.shards.count, dispatch, self.shards.first_invalid
+            )
         return await self._index_batch(plan.tasks, batch_uid, abortable)
 
     async def _dispatch(
@@ -334,6 +337,7 @@ class Executor:
             if t["type"] == "documentAdditionOrUpdate"
         }
         primary_key = index["primaryKey"] if index else None
+        settings = index.get("settings", {}) if index else {}
         plan = await asyncio.to_thread(
             plan_documents,
             uid,
@@ -341,7 +345,8 @@ class Executor:
             payloads,
             primary_key,
             self.shards.count,
-            uses_geo(index.get("settings", {}) if index else {}),
+            uses_geo(settings),
+            uses_geojson(settings),
         )
         if self._abort_requested:
             raise BatchAborted

@@ -5,6 +5,10 @@ Each task's update is merged, in uid order, onto the catalog's stored settings; 
 each, carrying the final effective settings, after the clears: a shard reindexes at most once per batch,
 and on documents that survive the batch. The catalog learns the new settings in the executor's commit,
 so ``GetSettings`` shows them only once the tasks succeeded.
+
+A change that starts using ``_geo`` (filterable or sortable) or ``_geojson`` (filterable) first asks the
+shards whether a stored document holds an invalid one (read-only); if so, every settings task of the batch
+fails with that document's error and nothing is sent, so settings and data stay as they were everywhere.
 """
 
 from __future__ import annotations
@@ -12,6 +16,8 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from common.documents.geo import uses_geo
+from common.documents.geojson import uses_geojson
 from common.errors import ApiError, index_not_found
 from common.settings import effective_settings, merge_settings
 from common.timefmt import now_ns
@@ -21,11 +27,17 @@ from scheduler.tasks import FAILED, SUCCEEDED, Outcome
 Operations = list[list[dict[str, Any]]]
 Dispatch = Callable[[Operations], Awaitable[dict[str, dict[str, int]]]]
 """Applies per-shard operations; returns the counts shards reported per task uid (as a string)."""
+FirstInvalid = Callable[[dict[str, Any]], Awaitable[dict[str, Any] | None]]
+"""Asks the shards for the earliest stored document failing the given geo checks (its error)."""
 CatalogChange = tuple[str, Any]
 
 
 async def run_settings_batch(
-    store: SchedulerStore, tasks: list[dict[str, Any]], shard_count: int, dispatch: Dispatch
+    store: SchedulerStore,
+    tasks: list[dict[str, Any]],
+    shard_count: int,
+    dispatch: Dispatch,
+    first_invalid: FirstInvalid,
 ) -> tuple[dict[int, Outcome], list[CatalogChange]]:
     uid = tasks[0]["indexUid"]
     index = store.get_index(uid)
@@ -49,6 +61,12 @@ async def run_settings_batch(
             exists = True
             last_applied = task["uid"]
             results[task["uid"]] = Outcome(SUCCEEDED)
+    if last_applied is not None and index is not None and not clears:
+        # Clears run first in the batch and leave no document to check.
+        invalid = await _stored_geo_error(index, settings, first_invalid)
+        if invalid is not None:
+            failed = Outcome(FAILED, error=invalid)
+            return {key: failed if done.status == SUCCEEDED else done for key, done in results.items()}, []
     operations: list[dict[str, Any]] = [{"op": "clearDocuments", "task": t, "index": uid} for t in clears]
     if last_applied is not None:
         effective = effective_settings(settings)
@@ -61,3 +79,16 @@ async def run_settings_batch(
     now = now_ns()
     record = index or new_index_record(uid, now)
     return results, [("put", {**record, "updatedNs": now, "settings": settings})]
+
+
+async def _stored_geo_error(
+    index: dict[str, Any], settings: dict[str, Any], first_invalid: FirstInvalid
+) -> dict[str, Any] | None:
+    """The error of a stored document the new settings would start indexing a bad geo value of."""
+    before = index.get("settings", {})
+    geo = uses_geo(settings) and not uses_geo(before)
+    geojson = uses_geojson(settings) and not uses_geojson(before)
+    if not geo and not geojson:
+        return None
+    request = {"index": index["uid"], "primaryKey": index.get("primaryKey"), "geo": geo, "geojson": geojson}
+    return await first_invalid(request)

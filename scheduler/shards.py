@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+import functools
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
 
 import grpc
 import orjson
@@ -15,6 +17,7 @@ from common.rpc.channels import aio_channel
 
 log = get_logger(__name__)
 _TRANSIENT = (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.CANCELLED)
+Reply = TypeVar("Reply")
 
 
 class ShardClients:
@@ -47,18 +50,9 @@ class ShardClients:
         request = shard_pb2.ApplyBatchRequest(
             batch_uid=batch_uid, operations_json=orjson.dumps(operations), abortable=abortable
         )
-        delay = 0.05
-        while True:
-            try:
-                reply = await self._stubs[shard].ApplyBatch(request, wait_for_ready=True)
-            except grpc.aio.AioRpcError as error:
-                if error.code() not in _TRANSIENT:
-                    raise
-                log.warning("shard unavailable, re-sending batch", shard=shard, batch_uid=batch_uid)
-                await asyncio.sleep(delay)
-                delay = min(delay * 2, 1.0)
-                continue
-            return orjson.loads(reply.result_json or b"{}"), reply.aborted
+        stub = self._stubs[shard]
+        reply = await _until_answered(functools.partial(stub.ApplyBatch, request, wait_for_ready=True), shard)
+        return orjson.loads(reply.result_json or b"{}"), reply.aborted
 
     async def abort(self, batch_uid: int) -> None:
         request = shard_pb2.AbortBatchRequest(batch_uid=batch_uid)
@@ -71,5 +65,32 @@ class ShardClients:
         replies = await asyncio.gather(*(stub.Stats(request, wait_for_ready=True) for stub in self._stubs))
         return sum(int(orjson.loads(reply.json)["numberOfDocuments"]) for reply in replies)
 
+    async def first_invalid(self, request: dict[str, Any]) -> dict[str, Any] | None:
+        """The error of the earliest inserted document any shard finds invalid (``CheckDocuments``)."""
+        message = json_pb2.JsonRequest(json=orjson.dumps(request))
+        replies = await asyncio.gather(
+            *(
+                _until_answered(functools.partial(stub.CheckDocuments, message, wait_for_ready=True), shard)
+                for shard, stub in enumerate(self._stubs)
+            )
+        )
+        found = [item for item in (orjson.loads(reply.json) for reply in replies) if item]
+        return min(found, key=lambda item: item["sequence"])["error"] if found else None
+
     async def close(self) -> None:
         await asyncio.gather(*(channel.close() for channel in self._channels))
+
+
+async def _until_answered(call: Callable[[], Awaitable[Reply]], shard: int) -> Reply:
+    """A shard that dies mid-call is restarted by the launcher: call again until it answers (safe for
+    batches because a shard records each applied batch uid, and for reads because they change nothing)."""
+    delay = 0.05
+    while True:
+        try:
+            return await call()
+        except grpc.aio.AioRpcError as error:
+            if error.code() not in _TRANSIENT:
+                raise
+            log.warning("shard unavailable, calling again", shard=shard)
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, 1.0)

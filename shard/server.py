@@ -122,6 +122,14 @@ class ShardService(shard_pb2_grpc.ShardServicer):
             return json_pb2.JsonReply(json=orjson.dumps(self.store.index_stats(query["index"])))
         return json_pb2.JsonReply(json=orjson.dumps({"databaseSize": self.store.database_size()}))
 
+    async def CheckDocuments(
+        self, request: json_pb2.JsonRequest, context: grpc.aio.ServicerContext
+    ) -> json_pb2.JsonReply:
+        """Reads every document of the index: in a thread, like a search."""
+        query = orjson.loads(request.json)
+        found = await asyncio.to_thread(self.store.check_documents, query["index"], query)
+        return json_pb2.JsonReply(json=orjson.dumps(found))
+
 
 async def serve(layout: DataLayout, shard_id: int) -> None:
     layout.create()

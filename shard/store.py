@@ -13,6 +13,7 @@ from shard.index.batches import BatchResult, Operation, apply_batch, recorded_re
 from shard.index.codec import DocumentCodec
 from shard.index.documents import Document, read_document, read_documents
 from shard.index.env import StoreEnv
+from shard.index.geo_check import first_invalid
 from shard.index.settings import load_settings
 from shard.index.state import load_state
 from shard.query.read_cache import ReadCache
@@ -102,6 +103,14 @@ class ShardStore:
             settings = load_settings(self.env, txn, index_id)
             cached = (self.cache, generation)
             return search(self.env, self.codec, txn, index_id, index_uid, settings, params, cached)
+
+    def check_documents(self, index_uid: str, request: dict[str, Any]) -> dict[str, Any]:
+        """The first stored document whose ``_geo`` / ``_geojson`` is invalid; see ``geo_check.py``."""
+        with self.env.lmdb.begin() as txn:
+            index_id = catalog.lookup(self.env, txn, index_uid)
+            if index_id is None:
+                return {}
+            return first_invalid(self.env, self.codec, txn, index_id, index_uid, request)
 
     def index_stats(self, index_uid: str) -> dict[str, Any]:
         """Read from counters kept by every write, so the cost does not grow with the index."""

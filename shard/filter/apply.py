@@ -18,6 +18,7 @@ from common.filter.permissions import check_experimental, check_filter
 from shard.facet.column import CacheRef
 from shard.facet.reader import FacetReader
 from shard.filter.evaluate import FilterEvaluator
+from shard.geo.filters import GeoFilters
 from shard.index.env import StoreEnv, Txn
 from shard.index.settings import Settings
 from shard.index.state import IndexState
@@ -55,7 +56,8 @@ def filter_documents(scope: FilterScope, raw: Any, *, code: str, features: Filte
         )
         check_experimental(tree, contains_filter=features.contains_filter, multimodal=features.multimodal)
         reader = FacetReader(scope.txn, scope.env.facets, scope.index_id, state)
-        return FilterEvaluator(reader, state.live, scope.cached).evaluate(tree)
+        geo = GeoFilters(reader, scope.env.shapes, scope.index_id, scope.settings, scope.cached)
+        return FilterEvaluator(reader, state.live, geo, scope.cached).evaluate(tree)
     except FilterError as error:
         raise error.api_error(code) from None
 

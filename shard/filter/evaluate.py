@@ -33,19 +33,22 @@ from shard.facet.column import CacheRef, numbers_between, sort_column
 from shard.facet.keys import EMPTY, EXISTS, NULL
 from shard.facet.reader import FacetReader
 from shard.facet.values import facet_number, normalize_facet
-from shard.geo.points import geo_points
+from shard.geo.filters import GeoFilters
 
 
 class FilterEvaluator:
     """Evaluates a tree already checked against the index's rules and experimental features
     (``common.filter.permissions``)."""
 
-    def __init__(self, reader: FacetReader, universe: BitMap, cached: CacheRef | None = None) -> None:
+    def __init__(
+        self, reader: FacetReader, universe: BitMap, geo: GeoFilters, cached: CacheRef | None = None
+    ) -> None:
         self.reader = reader
         self.universe = universe
         """Every live document: what ``NOT`` and ``!=`` complement against."""
+        self.geo = geo
         self.cached = cached
-        """The shard's read cache, where geo points are kept between searches."""
+        """The shard's read cache, where sort columns are kept between searches."""
 
     def evaluate(self, node: Filter) -> BitMap:
         match node:
@@ -75,14 +78,12 @@ class FilterEvaluator:
                 return self._contains(field, value)
             case StartsWith(field, value):
                 return self._starts_with(field, value)
-            case GeoRadius(lat, lng, meters):
-                return geo_points(self.reader, self.cached).within_radius(self.universe, (lat, lng), meters)
-            case GeoBoundingBox(top_right, bottom_left):
-                return geo_points(self.reader, self.cached).within_box(self.universe, top_right, bottom_left)
-            case GeoPolygon(span=span):
-                raise FilterError(
-                    located("Filtering on `_geojson` is not supported yet by this server.", span)
-                )
+            case GeoRadius():
+                return self.geo.radius(self.universe, node)
+            case GeoBoundingBox():
+                return self.geo.box(self.universe, node)
+            case GeoPolygon():
+                return self.geo.polygon(self.universe, node)
             case VectorsExists(span=span):
                 raise FilterError(
                     located("Filtering on `_vectors` is not supported yet by this server.", span)

@@ -11,6 +11,7 @@ from typing import Any
 
 import orjson
 
+from common.documents.geojson import uses_geojson
 from common.errors import ApiError
 from shard.facet.rules import facet_change
 from shard.filter.deletion import delete_by_filter
@@ -181,5 +182,6 @@ class _Applier:
         save_settings(self.env, self.txn, index_id, settings)
         self.ctx.forget_indexer(index_id)
         searchable, facets = needs_rebuild(previous, settings), facet_change(previous, settings)
-        if searchable or facets is not None:
-            reindex_documents(self.ctx, index_id, searchable=searchable, facets=facets)
+        shapes = uses_geojson(settings) if uses_geojson(settings) != uses_geojson(previous) else None
+        if searchable or facets is not None or shapes is not None:
+            reindex_documents(self.ctx, index_id, searchable=searchable, facets=facets, shapes=shapes)

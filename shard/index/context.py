@@ -10,8 +10,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import replace
 
+from common.documents.geojson import uses_geojson
 from shard.facet.keys import field_prefix
 from shard.facet.rules import FacetedFields
+from shard.geo.shapes import ShapeWriter
 from shard.index.blocks import BlockWriter
 from shard.index.codec import DocumentCodec
 from shard.index.env import Database, StoreEnv, Txn, index_prefix
@@ -67,8 +69,9 @@ class WriteContext:
         indexer = self._facet_indexers.get(index_id)
         if indexer is None:
             settings = load_settings(self.env, self.txn, index_id)
-            fields = FacetedFields(settings)
-            indexer = self._facet_indexers[index_id] = FacetIndexer(index_id, fields, self.deltas)
+            shapes = ShapeWriter(self.txn, self.env.shapes, index_id) if uses_geojson(settings) else None
+            indexer = FacetIndexer(index_id, FacetedFields(settings), self.deltas, shapes)
+            self._facet_indexers[index_id] = indexer
         return indexer
 
     def forget_indexer(self, index_id: int) -> None:
@@ -114,6 +117,10 @@ class WriteContext:
         prefix = index_prefix(index_id)
         for field_id in field_ids:
             self._delete_prefixed(field_prefix(prefix, field_id), self.env.facets)
+
+    def wipe_shapes(self, index_id: int) -> None:
+        """Delete the index's ``_geojson`` shapes (no longer filterable)."""
+        self._wipe(index_id, (self.env.shapes,))
 
     def _wipe(self, index_id: int, databases: tuple[Database, ...]) -> None:
         for db in databases:

@@ -13,6 +13,7 @@ import orjson
 from pyroaring import BitMap
 
 from shard.facet.rules import FacetChange
+from shard.geo.shapes import ShapeWriter
 from shard.index.blocks import iter_values, read_value
 from shard.index.codec import DocumentCodec
 from shard.index.context import WriteContext
@@ -109,14 +110,20 @@ def _remove(ctx: WriteContext, state: IndexState, index_id: int, doc_id: int) ->
 
 
 def reindex_documents(
-    ctx: WriteContext, index_id: int, *, searchable: bool, facets: FacetChange | None
+    ctx: WriteContext,
+    index_id: int,
+    *,
+    searchable: bool,
+    facets: FacetChange | None,
+    shapes: bool | None = None,
 ) -> None:
-    """Rebuild the index's postings and token records and/or bring its facet values to new settings,
-    from its stored documents, in id order, in one pass over them.
+    """Rebuild the index's postings and token records and/or bring its facet values and ``_geojson``
+    shapes to new settings, from its stored documents, in id order, in one pass over them.
 
     Facet values change only where the faceted paths do: values of paths no longer faceted are
     deleted by key range, and the pass extracts only the newly faceted paths (it is skipped when the
-    change can only drop paths, e.g. a removed rule)."""
+    change can only drop paths, e.g. a removed rule). ``shapes``: True when ``_geojson`` became
+    filterable (the pass stores every shape), False when it no longer is (shapes are deleted)."""
     if searchable:
         ctx.wipe_searchable(index_id)
     state = ctx.state(index_id)
@@ -127,7 +134,10 @@ def reindex_documents(
     ctx.documents.flush()
     indexer = ctx.indexer(index_id)
     facet_indexer = None if facets is None or facets.none else FacetIndexer(index_id, facets, ctx.deltas)
-    if not searchable and facet_indexer is None:
+    if shapes is False:
+        ctx.wipe_shapes(index_id)
+    shape_writer = ShapeWriter(ctx.txn, ctx.env.shapes, index_id) if shapes else None
+    if not searchable and facet_indexer is None and shape_writer is None:
         return
     for doc_id, value in iter_values(ctx.txn, ctx.env.documents, ctx.codec, index_id):
         ctx.tick()
@@ -136,6 +146,8 @@ def reindex_documents(
             indexer.index(state, doc_id, document)
         if facet_indexer is not None:
             facet_indexer.index(state, doc_id, document)
+        if shape_writer is not None:
+            shape_writer.write(doc_id, document)
 
 
 def read_document(

@@ -76,6 +76,8 @@ class StoreEnv:
         self.settings = self.lmdb.open_db(b"settings")
         # index id + facet field id (u16) + kind + value -> doc ids, see shard/facet/keys.py
         self.facets = self.lmdb.open_db(b"facets")
+        # index id + internal doc id (u32) -> the document's `_geojson` shape (WKB), see shard/geo/shapes.py
+        self.shapes = self.lmdb.open_db(b"shapes")
         # Searchable data: rebuilt from the documents when settings that shape it change.
         self.searchable = (self.words, self.prefixes, self.stems, self.records)
         # Every database keyed by index prefix holding documents or data derived from them: clearing
@@ -87,6 +89,7 @@ class StoreEnv:
             self.sequences,
             *self.searchable,
             self.facets,
+            self.shapes,
         )
 
         self._check_format()

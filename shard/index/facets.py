@@ -23,29 +23,38 @@ from shard.facet.keys import (
 )
 from shard.facet.rules import FieldSelection
 from shard.facet.values import document_facets
+from shard.geo.shapes import ShapeWriter
 from shard.index.env import index_prefix
 from shard.index.postings import Deltas
 from shard.index.state import IndexState
 
 
 class FacetIndexer:
-    def __init__(self, index_id: int, fields: FieldSelection, deltas: Deltas) -> None:
+    def __init__(
+        self, index_id: int, fields: FieldSelection, deltas: Deltas, shapes: ShapeWriter | None = None
+    ) -> None:
         """``fields``: the settings' faceted fields, or only the newly faceted ones (a settings change)."""
         self.prefix = index_prefix(index_id)
         self.deltas = deltas
         self.fields = fields
+        self.shapes = shapes
+        """Where ``_geojson`` shapes go when it is filterable (written directly, not through deltas)."""
 
     def index(self, state: IndexState, doc_id: int, document: dict[str, Any]) -> None:
         keys = self._keys(state, document)
         if keys:
             self.deltas.adding(doc_id)
             self.deltas.facets.add(keys, doc_id)
+        if self.shapes is not None:
+            self.shapes.write(doc_id, document)
 
     def unindex(self, state: IndexState, doc_id: int, document: dict[str, Any]) -> None:
         keys = self._keys(state, document)
         if keys:
             self.deltas.removing(doc_id)
             self.deltas.facets.remove(keys, doc_id)
+        if self.shapes is not None:
+            self.shapes.erase(doc_id)
 
     def _keys(self, state: IndexState, document: dict[str, Any]) -> list[bytes]:
         if self.fields.none:

@@ -32,12 +32,13 @@ from common.filter.ast import (
     StartsWith,
     Token,
 )
-from common.filter.errors import FilterError
 from shard.facet.keys import encode_number
 from shard.facet.reader import FacetReader
 from shard.filter.evaluate import FilterEvaluator
+from shard.geo.filters import GeoFilters
 from shard.index import catalog
 from shard.index.env import index_prefix
+from shard.index.settings import load_settings
 from shard.index.state import load_state
 from shard.store import ShardStore
 
@@ -92,9 +93,9 @@ def ids(store: ShardStore, tree: Filter) -> list[int]:
         index_id = catalog.lookup(store.env, txn, "i")
         assert index_id is not None
         state = load_state(store.env, txn, index_id)
-        docs = FilterEvaluator(
-            FacetReader(txn, store.env.facets, index_id, state), state.live
-        ).evaluate(tree)
+        reader = FacetReader(txn, store.env.facets, index_id, state)
+        geo = GeoFilters(reader, store.env.shapes, index_id, load_settings(store.env, txn, index_id), None)
+        docs = FilterEvaluator(reader, state.live, geo).evaluate(tree)
         external = {doc_id: doc["id"] for doc_id, doc in _internal_docs(store)}
         return sorted(external[doc_id] for doc_id in docs)
 
@@ -165,9 +166,8 @@ def test_geo_radius_without_points_matches_nothing(store: ShardStore) -> None:
     assert ids(store, GeoRadius(1.0, 2.0, 3.0, None, _SPAN)) == []
 
 
-def test_geo_polygon_is_not_supported_yet(store: ShardStore) -> None:
-    with pytest.raises(FilterError, match="`_geojson` is not supported yet"):
-        ids(store, GeoPolygon(((1.0, 2.0), (3.0, 4.0), (5.0, 6.0)), _SPAN))
+def test_geo_polygon_without_geojson_matches_nothing(store: ShardStore) -> None:
+    assert ids(store, GeoPolygon(((1.0, 2.0), (3.0, 4.0), (5.0, 6.0)), _SPAN)) == []
 
 
 def test_updates_and_deletions_move_values(store: ShardStore) -> None:

@@ -17,9 +17,16 @@ from scheduler.tasks import Outcome
 class _Shards:
     """Records what would be dispatched and answers the counts shards report for clears."""
 
-    def __init__(self, deleted: int = 0) -> None:
+    def __init__(self, deleted: int = 0, invalid: dict[str, Any] | None = None) -> None:
         self.sent: list[Operations] = []
         self.deleted = deleted
+        self.invalid = invalid
+        """The error the shards report for a stored document when asked (``CheckDocuments``)."""
+        self.checks: list[dict[str, Any]] = []
+
+    async def first_invalid(self, request: dict[str, Any]) -> dict[str, Any] | None:
+        self.checks.append(request)
+        return self.invalid
 
     async def dispatch(self, operations: Operations) -> dict[str, dict[str, int]]:
         self.sent.append(operations)
@@ -47,7 +54,7 @@ def _clear(uid: int) -> dict[str, Any]:
 def _run(
     store: SchedulerStore, tasks: list[dict[str, Any]], shards: _Shards, count: int = 2
 ) -> tuple[dict[int, Outcome], list[tuple[str, Any]]]:
-    return asyncio.run(run_settings_batch(store, tasks, count, shards.dispatch))
+    return asyncio.run(run_settings_batch(store, tasks, count, shards.dispatch, shards.first_invalid))
 
 
 def _put_index(store: SchedulerStore, **fields: Any) -> None:
@@ -183,3 +190,46 @@ def test_clears_alone_still_touch_the_index(store: SchedulerStore) -> None:
     assert results[1].counts == {"deletedDocuments": 2} and results[2].status == "failed"
     assert [op["op"] for op in shards.sent[0][0]] == ["clearDocuments"]
     assert record["settings"] == {"stopWords": ["keep"]} and record["updatedNs"] > 1
+
+
+GEO_ERROR = {"message": "Index `movies`: ...", "code": "invalid_document_geo_field"}
+
+
+def test_starting_to_use_geo_asks_the_shards_and_a_bad_document_fails_every_settings_task(
+    store: SchedulerStore,
+) -> None:
+    _put_index(store, settings={"filterableAttributes": ["genre"]})
+    shards = _Shards(invalid=GEO_ERROR)
+    tasks = [
+        _settings_task(1, validate_settings({"stopWords": ["a"]})),
+        _settings_task(2, validate_settings({"sortableAttributes": ["_geo"]})),
+        _settings_task(3, validate_settings({"typoTolerance": {"minWordSizeForTypos": {"oneTypo": 99}}})),
+        _settings_task(4, validate_settings({"filterableAttributes": ["genre", "_geojson"]})),
+    ]
+    results, changes = _run(store, tasks, shards)
+    assert shards.checks == [{"index": "movies", "primaryKey": "id", "geo": True, "geojson": True}]
+    assert [results[uid].status for uid in (1, 2, 3, 4)] == ["failed"] * 4
+    assert results[1].error == GEO_ERROR and results[4].error == GEO_ERROR
+    assert results[3].error is not None and results[3].error["code"] == "invalid_settings_typo_tolerance"
+    assert changes == [] and shards.sent == []
+
+
+def test_geo_already_in_use_is_not_checked_again(store: SchedulerStore) -> None:
+    _put_index(store, settings={"filterableAttributes": ["_geo", "_geojson"]})
+    shards = _Shards(invalid=GEO_ERROR)
+    tasks = [_settings_task(1, validate_settings({"sortableAttributes": ["_geo"]}))]
+    results, [(_, record)] = _run(store, tasks, shards)
+    assert results[1].status == "succeeded" and shards.checks == []
+    assert record["settings"]["sortableAttributes"] == ["_geo"]
+
+
+@pytest.mark.parametrize("with_clear", [True, False])
+def test_no_check_without_stored_documents(store: SchedulerStore, with_clear: bool) -> None:
+    """A clear in the batch runs first; a new index has no documents."""
+    if with_clear:
+        _put_index(store, settings={})
+    shards = _Shards(invalid=GEO_ERROR)
+    geo = _settings_task(2, validate_settings({"filterableAttributes": ["_geo"]}))
+    tasks = [_clear(1), geo] if with_clear else [geo]
+    results, _ = _run(store, tasks, shards)
+    assert results[2].status == "succeeded" and shards.checks == []
