@@ -52,11 +52,11 @@ class Steps:
 
 def human_duration(nanoseconds: int) -> str:
     """``950ns``, ``12.35µs``, ``3.21ms``, ``1.50s``: the unit that keeps the figure readable, two
-    decimals beyond nanoseconds."""
+    decimals beyond nanoseconds (``999.996µs`` reads ``1.00ms``, not ``1000.00µs``)."""
     if nanoseconds < 1_000:
         return f"{nanoseconds}ns"
-    if nanoseconds < 1_000_000:
-        return f"{nanoseconds / 1_000:.2f}µs"
-    if nanoseconds < 1_000_000_000:
-        return f"{nanoseconds / 1_000_000:.2f}ms"
-    return f"{nanoseconds / 1_000_000_000:.2f}s"
+    for unit, scale in (("µs", 1e3), ("ms", 1e6)):
+        text = f"{nanoseconds / scale:.2f}"
+        if float(text) < 1_000:
+            return text + unit
+    return f"{nanoseconds / 1e9:.2f}s"
