@@ -19,6 +19,7 @@ from common.logging import get_logger
 from common.process import wait_for_stop_signal
 from common.rpc import health_pb2, json_pb2, shard_pb2, shard_pb2_grpc
 from common.rpc.channels import aio_server
+from common.timing import Steps
 from shard.index import BatchAborted
 from shard.store import ShardStore
 
@@ -43,8 +44,9 @@ class ShardService(shard_pb2_grpc.ShardServicer):
     ) -> shard_pb2.SearchReply:
         """Runs in a thread: ranking is CPU work and must not stall the other rpcs of this shard."""
         params = orjson.loads(request.query_json)
+        steps = Steps() if params.get("showPerformanceDetails") else None
         try:
-            result = await asyncio.to_thread(self.store.search, request.index_uid, params)
+            result = await asyncio.to_thread(self.store.search, request.index_uid, params, steps)
         except ApiError as error:
             payload = {"code": error.code, "message": error.message}
             return shard_pb2.SearchReply(hits_json=b"[]", index_found=True, error_json=orjson.dumps(payload))
@@ -56,6 +58,7 @@ class ShardService(shard_pb2_grpc.ShardServicer):
             index_found=True,
             max_total_hits=result.max_total_hits,
             facets_json=b"" if result.facets is None else orjson.dumps(result.facets),
+            steps_json=b"" if steps is None else orjson.dumps(steps.durations),
         )
 
     async def ApplyBatch(

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from common.features import NO_FEATURES, FilterFeatures
+from common.timing import Steps
 from shard.filter.apply import FilterScope, filter_documents
 from shard.index import catalog
 from shard.index.batches import BatchResult, Operation, apply_batch, recorded_result
@@ -93,8 +94,10 @@ class ShardStore:
             matching = filter_documents(scope, filter_, code="invalid_document_filter", features=features)
             return read_documents(self.env, self.codec, txn, index_id, offset, limit, ids, matching)
 
-    def search(self, index_uid: str, params: dict[str, Any]) -> SearchResult | None:
-        """None when this shard has never held the index."""
+    def search(
+        self, index_uid: str, params: dict[str, Any], steps: Steps | None = None
+    ) -> SearchResult | None:
+        """None when this shard has never held the index; ``steps`` times the search when given."""
         generation = self.cache.generation  # read before the snapshot, see ReadCache
         with self.env.lmdb.begin() as txn:
             index_id = catalog.lookup(self.env, txn, index_uid)
@@ -102,7 +105,9 @@ class ShardStore:
                 return None
             settings = load_settings(self.env, txn, index_id)
             cached = (self.cache, generation)
-            return search(self.env, self.codec, txn, index_id, index_uid, settings, params, cached)
+            if steps is not None:
+                steps.lap("open snapshot")
+            return search(self.env, self.codec, txn, index_id, index_uid, settings, params, cached, steps)
 
     def check_documents(self, index_uid: str, request: dict[str, Any]) -> dict[str, Any]:
         """The first stored document whose ``_geo`` / ``_geojson`` is invalid; see ``geo_check.py``."""

@@ -15,20 +15,22 @@ class SearchRequest(_message.Message):
     def __init__(self, index_uid: _Optional[str] = ..., query_json: _Optional[bytes] = ...) -> None: ...
 
 class SearchReply(_message.Message):
-    __slots__ = ("hits_json", "candidates", "index_found", "error_json", "max_total_hits", "facets_json")
+    __slots__ = ("hits_json", "candidates", "index_found", "error_json", "max_total_hits", "facets_json", "steps_json")
     HITS_JSON_FIELD_NUMBER: _ClassVar[int]
     CANDIDATES_FIELD_NUMBER: _ClassVar[int]
     INDEX_FOUND_FIELD_NUMBER: _ClassVar[int]
     ERROR_JSON_FIELD_NUMBER: _ClassVar[int]
     MAX_TOTAL_HITS_FIELD_NUMBER: _ClassVar[int]
     FACETS_JSON_FIELD_NUMBER: _ClassVar[int]
+    STEPS_JSON_FIELD_NUMBER: _ClassVar[int]
     hits_json: bytes
     candidates: int
     index_found: bool
     error_json: bytes
     max_total_hits: int
     facets_json: bytes
-    def __init__(self, hits_json: _Optional[bytes] = ..., candidates: _Optional[int] = ..., index_found: _Optional[bool] = ..., error_json: _Optional[bytes] = ..., max_total_hits: _Optional[int] = ..., facets_json: _Optional[bytes] = ...) -> None: ...
+    steps_json: bytes
+    def __init__(self, hits_json: _Optional[bytes] = ..., candidates: _Optional[int] = ..., index_found: _Optional[bool] = ..., error_json: _Optional[bytes] = ..., max_total_hits: _Optional[int] = ..., facets_json: _Optional[bytes] = ..., steps_json: _Optional[bytes] = ...) -> None: ...
 
 class ApplyBatchRequest(_message.Message):
     __slots__ = ("batch_uid", "operations_json", "abortable")

@@ -11,19 +11,30 @@ import time
 from collections.abc import Awaitable, Sequence
 from typing import Any, TypeVar
 
-from sanic import Blueprint, HTTPResponse, Request, Sanic
+from sanic import Blueprint, HTTPResponse, Request
 
 from common.errors import ApiError
+from common.timing import Steps
 from gateway.auth.requests import access_of
 from gateway.http.requests import json_body
 from gateway.http.responses import json_response
+from gateway.search.details import (
+    PrimaryKeys,
+    add_details,
+    lookup_primary_keys,
+    permitted,
+    query_metadata,
+    timed,
+    timed_step,
+    wants_metadata,
+)
 from gateway.search.federated_facets import federated_facets
 from gateway.search.federation import federated_response
-from gateway.search.multi import Query, QueryError, parse_multi_search
+from gateway.search.multi import MultiSearch, Query, QueryError, parse_multi_search
 from gateway.search.params import page_window
 from gateway.search.queue import search_slot
-from gateway.search.response import search_response
 from gateway.search.runner import IndexSearch, search_index
+from gateway.search.single import run_search
 
 bp = Blueprint("multi_search")
 
@@ -34,33 +45,69 @@ T = TypeVar("T")
 async def multi_search(request: Request) -> HTTPResponse:
     started = time.perf_counter()
     search = parse_multi_search(json_body(request), access_of(request).restrict_search)
-    app = request.app
+    if search.federation is None:
+        return json_response({"results": await _separate(request, search)})
+    return json_response(await _federated(request, search, started))
+
+
+async def _separate(request: Request, search: MultiSearch) -> list[dict[str, Any]]:
+    """Each query's single-search response, after its ``indexUid``; details per query."""
+    app, queries = request.app, search.queries
+    timings = [timed(query.params.get("showPerformanceDetails")) for query in queries]
     async with search_slot(app):
-        if search.federation is None:
-            results = await _each(search.queries, [_single(app, query) for query in search.queries])
-            return json_response({"results": results})
-        window = page_window(search.federation)
+        keys = lookup_primary_keys(app, [q.index_uid for q in queries]) if wants_metadata(request) else None
+        runs = [
+            run_search(app, query.index_uid, query.params, steps, keys, index_field=True)
+            for query, steps in zip(queries, timings, strict=True)
+        ]
+        return await _each(queries, runs)
+
+
+async def _federated(request: Request, search: MultiSearch, started: float) -> dict[str, Any]:
+    """One merged list; ``performanceDetails`` per ``federation.showPerformanceDetails``, with each
+    query's steps under ``search > query i``; ``metadata`` lists the queries in order."""
+    app, queries, federation = request.app, search.queries, search.federation
+    assert federation is not None
+    steps = timed(federation.get("showPerformanceDetails"))
+    async with search_slot(app):
+        search_steps = permitted(steps)
+        keys = lookup_primary_keys(app, [q.index_uid for q in queries]) if wants_metadata(request) else None
+        window = page_window(federation)
         wanted = window[0] + window[1]
-        runs = [search_index(app, query.index_uid, query.params, wanted) for query in search.queries]
-        faceting = asyncio.ensure_future(federated_facets(app, search.queries, search.federation))
+        runs = [
+            search_index(app, q.index_uid, q.params, wanted, _query_steps(search_steps, q)) for q in queries
+        ]
+        faceting = asyncio.ensure_future(
+            timed_step(search_steps, "facets", federated_facets(app, queries, federation))
+        )
         try:
-            found: list[IndexSearch] = await _each(search.queries, runs)
+            found: list[IndexSearch] = await _each(queries, runs)
         except BaseException:
             # A query's error comes first; the facet run's own outcome is dropped.
             faceting.cancel()
             await asyncio.gather(faceting, return_exceptions=True)
             raise
         facets = await faceting
-        body = federated_response(search.queries, found, search.federation, started, facets)
-        return json_response(body)
+        if search_steps is not None:
+            search_steps.lap("queries")
+        body = federated_response(queries, found, federation, started, facets)
+        if search_steps is not None:
+            search_steps.lap("federate")
+        return add_details(body, await _federated_metadata(queries, keys), steps)
 
 
-async def _single(app: Sanic, query: Query) -> dict[str, Any]:
-    """One query of a non-federated multi-search: the single-search response, after its ``indexUid``."""
-    started = time.perf_counter()
-    window = page_window(query.params)
-    found = await search_index(app, query.index_uid, query.params, window[0] + window[1])
-    return {"indexUid": query.index_uid, **search_response(found, query.params, window, started)}
+def _query_steps(search_steps: Steps | None, query: Query) -> Steps | None:
+    return None if search_steps is None else search_steps.child(f"query {query.position}")
+
+
+async def _federated_metadata(
+    queries: Sequence[Query], keys: PrimaryKeys | None
+) -> list[dict[str, Any]] | None:
+    """One entry per query, in query order, each with the query's ``q`` unless it is a placeholder."""
+    if keys is None:
+        return None
+    primary_keys = await keys
+    return [query_metadata(q.index_uid, primary_keys[q.index_uid], q.params.get("q")) for q in queries]
 
 
 async def _each(queries: Sequence[Query], runs: Sequence[Awaitable[T]]) -> list[T]:

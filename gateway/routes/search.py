@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 from sanic import Blueprint, HTTPResponse, Request
@@ -10,18 +9,17 @@ from sanic import Blueprint, HTTPResponse, Request
 from gateway.auth.requests import access_of
 from gateway.http.requests import checked_index_uid, json_body, parse_query
 from gateway.http.responses import json_response
+from gateway.search.details import lookup_primary_keys, timed, wants_metadata
 from gateway.search.params import (
     BODY,
     QUERY,
     check_sort_syntax,
     from_query_string,
-    page_window,
     refuse_pending,
     select_search_kind,
 )
-from gateway.search.queue import queued
-from gateway.search.response import search_response
-from gateway.search.runner import search_index
+from gateway.search.queue import search_slot
+from gateway.search.single import run_search
 
 bp = Blueprint("search")
 
@@ -40,13 +38,11 @@ async def search_with_get(request: Request, index_uid: str) -> HTTPResponse:
     return await _search(request, uid, access_of(request).restrict_search(uid, params))
 
 
-@queued
 async def _search(request: Request, uid: str, params: dict[str, Any]) -> HTTPResponse:
-    started = time.perf_counter()
-    refuse_pending(params)
-    check_sort_syntax(params)
-    params = select_search_kind(params)
-    window = page_window(params)
-    offset, limit, _ = window
-    result = await search_index(request.app, uid, params, offset + limit)
-    return json_response(search_response(result, params, window, started))
+    steps = timed(params.get("showPerformanceDetails"))
+    async with search_slot(request.app):
+        refuse_pending(params)
+        check_sort_syntax(params)
+        params = select_search_kind(params)
+        keys = lookup_primary_keys(request.app, [uid]) if wants_metadata(request) else None
+        return json_response(await run_search(request.app, uid, params, steps, keys))

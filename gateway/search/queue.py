@@ -16,19 +16,15 @@ Choices the contract leaves open:
 from __future__ import annotations
 
 import asyncio
-import functools
 import os
 from collections import deque
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
-from typing import Concatenate, ParamSpec
 
-from sanic import HTTPResponse, Request, Sanic
+from sanic import Sanic
 
 from common.config import Config
 from common.errors import ApiError
-
-P = ParamSpec("P")
 
 
 def too_many_search_requests(queue_size: int) -> ApiError:
@@ -105,20 +101,7 @@ class SearchQueue:
         self.running -= 1
 
 
-def queued(
-    handler: Callable[Concatenate[Request, P], Awaitable[HTTPResponse]],
-) -> Callable[Concatenate[Request, P], Awaitable[HTTPResponse]]:
-    """Run a route handler inside a search slot (for routes that take a slot as a whole)."""
-
-    @functools.wraps(handler)
-    async def wrapper(request: Request, *args: P.args, **kwargs: P.kwargs) -> HTTPResponse:
-        async with search_slot(request.app):
-            return await handler(request, *args, **kwargs)
-
-    return wrapper
-
-
 def search_slot(app: Sanic) -> AbstractAsyncContextManager[None]:
-    """The app's search queue slot, for handlers that validate before queueing."""
+    """The app's search queue slot, taken by search handlers once the request is validated."""
     queue: SearchQueue = app.ctx.search_queue
     return queue.slot()

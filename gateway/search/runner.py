@@ -17,6 +17,7 @@ from sanic import Sanic
 from common.errors import ApiError
 from common.rpc import shard_pb2
 from common.settings.pagination import DEFAULT_MAX_TOTAL_HITS
+from common.timing import Steps
 from gateway.search.distinct import deduplicate
 from gateway.search.order import merge_order
 
@@ -53,23 +54,35 @@ class IndexSearch:
     """Each shard's facet reply when the query asked for facets (summed by ``gateway/search/facets``)."""
 
 
-async def search_index(app: Sanic, uid: str, params: dict[str, Any], wanted: int) -> IndexSearch:
-    """The index's best ``wanted`` hits (before ``maxTotalHits`` capping, which shards apply)."""
+async def search_index(
+    app: Sanic, uid: str, params: dict[str, Any], wanted: int, steps: Steps | None = None
+) -> IndexSearch:
+    """The index's best ``wanted`` hits (before ``maxTotalHits`` capping, which shards apply).
+
+    ``steps``: given when the query asked for ``showPerformanceDetails``; the shards' steps and the
+    gateway's (``fan-out``: every round trip, ``merge``) are recorded in it.
+    """
     cluster = app.ctx.cluster
     shard_query = shard_params(params)
     shard_query["offset"], shard_query["limit"] = 0, wanted
     shard_query.update(app.ctx.features.filters().params())
+    if steps is not None:
+        shard_query["showPerformanceDetails"] = True  # shards time their own steps
     if needs_term_counts(shard_query):
-        shard_query["termCounts"] = await term_counts(cluster, uid, shard_query)
+        shard_query["termCounts"] = await term_counts(cluster, uid, shard_query, steps)
     limit = wanted
     skipped: list[int] = []
     while True:
-        found = await _fan_out(cluster, uid, shard_query, limit)
+        found = await _fan_out(cluster, uid, shard_query, limit, steps)
         pages, cap = found.pages, found.max_total_hits
         merged = list(heapq.merge(*pages, key=RankedHit.order))
         if all(hit.distinct is None for hit in merged):
+            if steps is not None:
+                steps.lap("merge")
             return IndexSearch(merged[:wanted], found.candidates, cap, found.facets)
         kept, wrong = deduplicate(merged, wanted)
+        if steps is not None:
+            steps.lap("merge")
         if wrong is not None:
             skipped.append(wrong.seq)
             shard_query["distinctSkip"] = skipped
@@ -77,16 +90,18 @@ async def search_index(app: Sanic, uid: str, params: dict[str, Any], wanted: int
         kept = kept[:wanted]
         full = min(limit, cap)
         if len(kept) >= wanted or limit >= cap or all(len(page) < full for page in pages):
-            count = await _distinct_count(cluster, uid, shard_query, kept)
+            count = await _distinct_count(cluster, uid, shard_query, kept, steps)
             return IndexSearch(kept, count, cap, found.facets)
         limit = min(limit * 2, cap)
 
 
-async def _distinct_count(cluster: Any, uid: str, shard_query: dict[str, Any], kept: list[RankedHit]) -> int:
+async def _distinct_count(
+    cluster: Any, uid: str, shard_query: dict[str, Any], kept: list[RankedHit], steps: Steps | None
+) -> int:
     """The candidates left once the page's kept hits exclude every other document sharing one of their
     values (what one shard holding everything counts): a second round, the values being known only now."""
     values = sorted({(kind, value) for hit in kept for kind, value in hit.distinct or ()}, key=repr)
-    remaining = await _fan_out(cluster, uid, {**shard_query, "distinctValues": values}, 0)
+    remaining = await _fan_out(cluster, uid, {**shard_query, "distinctValues": values}, 0, steps)
     return remaining.candidates + sum(1 for hit in kept if hit.distinct)
 
 
@@ -100,11 +115,15 @@ class _ShardPages:
     facets: list[dict[str, Any]]
 
 
-async def _fan_out(cluster: Any, uid: str, shard_query: dict[str, Any], limit: int) -> _ShardPages:
+async def _fan_out(
+    cluster: Any, uid: str, shard_query: dict[str, Any], limit: int, steps: Steps | None
+) -> _ShardPages:
     """Every shard's best ``limit`` hits, the summed candidate count, ``maxTotalHits`` and facets."""
     shard_query = {**shard_query, "limit": limit}
     request = shard_pb2.SearchRequest(index_uid=uid, query_json=orjson.dumps(shard_query))
     replies = await cluster.search(request)
+    if steps is not None:
+        _record_round(steps, replies)
     if not any(reply.index_found for reply in replies):
         # Shards learn an index from its first document or settings; the catalog is the authority.
         await cluster.ask_scheduler("GetIndex", {"uid": uid})
@@ -128,14 +147,27 @@ def shard_params(params: dict[str, Any]) -> dict[str, Any]:
     return {key: value for key, value in params.items() if key not in _GATEWAY_ONLY}
 
 
-async def term_counts(cluster: Any, uid: str, shard_query: dict[str, Any]) -> list[int]:
+def _record_round(steps: Steps, replies: list[shard_pb2.SearchReply]) -> None:
+    """One round trip to the shards (``fan-out``, summed over rounds) and each shard's own steps."""
+    steps.lap("fan-out")
+    for shard, reply in enumerate(replies):
+        if reply.steps_json:
+            steps.include(f"shard {shard}", orjson.loads(reply.steps_json))
+
+
+async def term_counts(
+    cluster: Any, uid: str, shard_query: dict[str, Any], steps: Steps | None = None
+) -> list[int]:
     """The index-wide document count of each query term: the frequency strategy drops the most
     frequent terms first, and every shard must drop the same ones (one extra round trip)."""
     request = shard_pb2.SearchRequest(
         index_uid=uid, query_json=orjson.dumps({**shard_query, "countTerms": True})
     )
+    replies = await cluster.search(request)
+    if steps is not None:
+        _record_round(steps, replies)
     totals: list[int] = []
-    for reply in await cluster.search(request):
+    for reply in replies:
         if reply.index_found and not reply.error_json:
             for term, count in enumerate(orjson.loads(reply.hits_json)):
                 if term < len(totals):

@@ -14,6 +14,7 @@ from pyroaring import BitMap
 from common.documents.projection import select_attributes
 from common.errors import ApiError
 from common.settings.pagination import capped_window, max_total_hits
+from common.timing import Steps
 from shard.analysis import iso639_3
 from shard.facet.requests import facet_reply
 from shard.filter.apply import filtered_out
@@ -61,8 +62,10 @@ def search(
     settings: Settings,
     params: dict[str, Any],
     cached: tuple[ReadCache, int] | None = None,
+    steps: Steps | None = None,
 ) -> SearchResult:
-    """``cached``: the shard's record cache and its generation when ``txn`` began."""
+    """``cached``: the shard's record cache and its generation when ``txn`` began; ``steps``: timed
+    when the query asked for ``showPerformanceDetails``."""
     _check_embedder(index_uid, settings, params.get("hybrid"))
 
     def context() -> SearchContext:
@@ -84,11 +87,17 @@ def search(
     cap = max_total_hits(settings)
     wanted = sum(capped_window(params.get("offset", 0), params.get("limit", 20), cap))
     derivations = derive(ctx, query, _query_language(ctx, params.get("q"), locales))
+    if steps is not None:
+        steps.lap("resolve query")
     if params.get("countTerms"):
         coverage = Coverage(ctx, derivations)
         counts = [len(coverage.term_docs(term.index)) for term in query.terms]
+        if steps is not None:
+            steps.lap("count terms")
         return SearchResult([], 0, cap, counts)
     excluded = _excluded(ctx, query) | filtered_out(ctx, params)
+    if steps is not None:
+        steps.lap("filter")
     criteria = query_sort(ctx, params)
     distinct_field = distinct_attribute(ctx, params)
     distinct = None if distinct_field is None else Distinct(ctx, distinct_field, params.get("distinctSkip"))
@@ -105,15 +114,25 @@ def search(
     universe = (ctx.state.live if query.placeholder else ranker.universe()) - excluded
     if distinct is not None and params.get("distinctValues") is not None:
         # The gateway's second round: the candidates the page's distinct values leave (see Distinct).
-        return SearchResult([], len(universe - distinct.docs_of(params["distinctValues"])), cap)
+        remaining = len(universe - distinct.docs_of(params["distinctValues"]))
+        if steps is not None:
+            steps.lap("count distinct")
+        return SearchResult([], remaining, cap)
     if query.placeholder and not ranker.rules and distinct is None:
         ranked = [RankedDoc(doc_id, ()) for doc_id in _first(universe, wanted)]
         candidates = len(universe)
     else:
         outcome = ranker.rank(universe, wanted)
         ranked, candidates = outcome.docs, outcome.candidates
+    if steps is not None:
+        steps.lap("rank")
     entries = _entries(ctx, query, derivations, ranked, params, first_geo_point(criteria), distinct)
-    return SearchResult(entries, candidates, cap, facets=facet_reply(ctx, universe, params))
+    if steps is not None:
+        steps.lap("format hits")
+    facets = facet_reply(ctx, universe, params)
+    if steps is not None and facets is not None:
+        steps.lap("facets")
+    return SearchResult(entries, candidates, cap, facets=facets)
 
 
 def _candidates(ctx: SearchContext, params: dict[str, Any]) -> BitMap:

@@ -1,0 +1,38 @@
+"""One index's search, from validated parameters to its response body: the single-search route and
+each query of a non-federated multi-search."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from sanic import Sanic
+
+from common.timing import Steps
+from gateway.search.details import PrimaryKeys, add_details, permitted, query_metadata
+from gateway.search.params import page_window
+from gateway.search.response import search_response
+from gateway.search.runner import search_index
+
+
+async def run_search(
+    app: Sanic,
+    uid: str,
+    params: dict[str, Any],
+    steps: Steps | None,
+    primary_keys: PrimaryKeys | None,
+    index_field: bool = False,
+) -> dict[str, Any]:
+    """Called holding a search slot. ``steps``: with ``showPerformanceDetails``; ``primary_keys``: with
+    the metadata header; ``index_field``: the body starts with ``indexUid`` (multi-search)."""
+    started = time.perf_counter()
+    search_steps = permitted(steps)
+    window = page_window(params)
+    found = await search_index(app, uid, params, window[0] + window[1], search_steps)
+    body = search_response(found, params, window, started)
+    if index_field:
+        body = {"indexUid": uid, **body}
+    if search_steps is not None:
+        search_steps.lap("format")
+    metadata = None if primary_keys is None else query_metadata(uid, (await primary_keys)[uid])
+    return add_details(body, metadata, steps)
