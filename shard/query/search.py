@@ -78,7 +78,7 @@ def search(
         counts = [len(coverage.term_docs(term.index)) for term in query.terms]
         return SearchResult([], 0, cap, counts)
     excluded = _excluded(ctx, query) | filtered_out(ctx, params)
-    criteria = query_sort(ctx, params)
+    criteria = query_sort(ctx, params.get("sort"))
     distinct_field = distinct_attribute(ctx, params)
     distinct = None if distinct_field is None else Distinct(ctx, distinct_field)
     ranker = Ranker(

@@ -8,17 +8,16 @@ from __future__ import annotations
 
 import math
 import random
-import unicodedata
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
 from tests.integration.search_support import DOCS_LINK, make_index, search, search_get, search_raw
+from tests.integration.sort_reference import facet_values, haversine, point, sorted_ids
 from tests.support.client import client_for, wait_task
 from tests.support.cluster import RunningCluster
 
-EARTH_RADIUS = 6_371_000.0
 BRANDS = ["Acme", "acme", "Zeta", "Éclair", "beta", "10", "9"]
 
 
@@ -78,47 +77,8 @@ def both(clusters: tuple[RunningCluster, RunningCluster], **params: Any) -> dict
 # --- reference --------------------------------------------------------------------------------------
 
 
-def _values(doc: dict[str, Any], field: str) -> list[float | str]:
-    value = doc.get(field)
-    items = value if isinstance(value, list) else [] if value is None else [value]
-    found: list[float | str] = []
-    for item in items:
-        if isinstance(item, bool):
-            found.append(str(item).lower())
-        elif isinstance(item, int | float):
-            found.append(float(item))
-        elif isinstance(item, str) and item:
-            found.append(unicodedata.normalize("NFKD", item.strip()).lower())
-    return found
-
-
-def _sort_key(doc: dict[str, Any], field: str, ascending: bool) -> tuple[Any, ...]:
-    """§5: numbers before strings in both directions, a document at its best value, missing last."""
-    values = _values(doc, field)
-    numbers = [v for v in values if isinstance(v, float)]
-    strings = [v for v in values if isinstance(v, str)]
-    if numbers:
-        best = min(numbers) if ascending else max(numbers)
-        return (0, best if ascending else -best)
-    if strings:
-        text = min(strings) if ascending else max(strings)
-        return (1, text if ascending else (*(-ord(c) for c in text), 1))
-    return (2,)
-
-
 def expected_sort(criteria: list[tuple[str, bool]]) -> list[int]:
-    return [doc["id"] for doc in sorted(DOCS, key=lambda d: [_sort_key(d, f, a) for f, a in criteria])]
-
-
-def haversine(a: tuple[float, float], b: tuple[float, float]) -> float:
-    lat1, lng1, lat2, lng2 = map(math.radians, (*a, *b))
-    h = math.sin((lat2 - lat1) / 2) ** 2 + math.cos(lat1) * math.cos(lat2) * math.sin((lng2 - lng1) / 2) ** 2
-    return 2 * EARTH_RADIUS * math.asin(math.sqrt(h))
-
-
-def point(doc: dict[str, Any]) -> tuple[float, float] | None:
-    geo = doc.get("_geo")
-    return None if geo is None else (float(geo["lat"]), float(geo["lng"]))
+    return sorted_ids(DOCS, criteria)
 
 
 def ids(body: dict[str, Any]) -> list[int]:
@@ -208,7 +168,7 @@ def expected_distinct(order: list[int], field: str) -> list[int]:
     seen: set[Any] = set()
     kept: list[int] = []
     for doc_id in order:
-        values = set(_values(by_id[doc_id], field))
+        values = set(facet_values(by_id[doc_id], field))
         if values & seen:
             continue
         seen |= values

@@ -10,7 +10,7 @@ growing size, so a page of a large bucket costs a partition, not a full sort.
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 import numpy.typing as npt
@@ -140,22 +140,25 @@ def sort_rules(ranking_rules: Sequence[str], criteria: Sequence[SortCriterion]) 
     return result
 
 
-
-def query_sort(ctx: SearchContext, params: dict[str, Any]) -> list[SortCriterion]:
-    """The search's ``sort`` criteria, checked against the index's settings (the gateway checked the
-    syntax, the shard holds the settings)."""
-    entries = params.get("sort") or []
+def query_sort(
+    ctx: SearchContext, entries: Sequence[str] | None, *, documents: bool = False
+) -> list[SortCriterion]:
+    """The ``sort`` criteria of a search (``invalid_search_sort``) or of a document read
+    (``documents``: ``invalid_document_sort``), checked against the index's settings (the gateway checked
+    the syntax, the shard holds the settings). A document read sorts by its criteria alone, so it does
+    not need the ``sort`` ranking rule."""
+    rules = None if documents else ctx.settings.get("rankingRules") or DEFAULT_RULES
     try:
-        criteria = parse_sort(entries)
+        criteria = parse_sort(entries or [])
         check_sort(
             criteria,
-            ranking_rules=ctx.settings.get("rankingRules") or DEFAULT_RULES,
+            ranking_rules=rules,
             sortable=ctx.settings.get("sortableAttributes") or [],
             displayed=ctx.settings.get("displayedAttributes") or ["*"],
             index_uid=ctx.index_uid,
         )
     except SortError as error:
-        raise error.api_error("invalid_search_sort") from None
+        raise error.api_error("invalid_document_sort" if documents else "invalid_search_sort") from None
     return criteria
 
 
