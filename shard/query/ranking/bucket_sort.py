@@ -15,6 +15,7 @@ from typing import TypeVar
 from pyroaring import BitMap
 
 from common.sort import SortCriterion
+from shard.index.settings import displayed_attributes
 from shard.query.context import SearchContext
 from shard.query.derivations import Derivations
 from shard.query.distinct import Distinct
@@ -72,7 +73,10 @@ class Ranker:
         self.costs = DocumentCosts(ctx, query, derivations, matcher)
         names = ranking_rules or ctx.settings.get("rankingRules") or DEFAULT_RULES
         self.rules: list[Rule] = configured_rules(
-            names, strategy, sort_rules(names, sort), placeholder=query.placeholder
+            names,
+            strategy,
+            sort_rules(names, sort, displayed_attributes(ctx.settings)),
+            placeholder=query.placeholder,
         )
         self.strategy = strategy
         self.threshold = threshold

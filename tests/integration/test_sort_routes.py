@@ -15,7 +15,7 @@ import httpx
 import pytest
 
 from tests.integration.search_support import DOCS_LINK, make_index
-from tests.integration.sort_reference import Criterion, haversine, point, sorted_ids
+from tests.integration.sort_reference import Criterion, haversine, point, sort_key, sorted_ids
 from tests.support.client import client_for
 from tests.support.cluster import RunningCluster
 
@@ -211,3 +211,141 @@ def test_sort_type_error_and_unknown_index(clusters: tuple[RunningCluster, Runni
     response = httpx.get(f"{cluster.url}/indexes/nope/documents", params={"sort": "price:asc"}, timeout=30)
     assert response.status_code == 404
     assert response.json()["code"] == "index_not_found"
+
+
+# --- hidden sort rules in _rankingScoreDetails (search.md §1.6) ---------------------------------------
+
+HIDDEN = {"order": 0, "value": "<hidden>"}
+
+
+def test_sort_on_a_hidden_field_is_redacted(clusters: tuple[RunningCluster, RunningCluster]) -> None:
+    criteria = [("secret", True), ("price", False)]
+    for cluster in clusters:
+        body = (
+            client_for(cluster)
+            .index("items")
+            .search("", {"sort": sort_entries(criteria), "limit": 300, "showRankingScoreDetails": True})
+        )
+        assert [hit["id"] for hit in body["hits"]] == sorted_ids(DOCS, criteria)
+        for hit in body["hits"]:
+            assert "secret" not in hit
+            assert list(hit["_rankingScoreDetails"]) == ["<hidden-rule-0>", "price:desc"]
+            assert hit["_rankingScoreDetails"]["<hidden-rule-0>"] == HIDDEN
+            assert hit["_rankingScoreDetails"]["price:desc"]["order"] == 1
+        keyword = (
+            client_for(cluster)
+            .index("items")
+            .search("shirt", {"sort": ["secret:desc"], "showRankingScoreDetails": True})
+        )
+        rules = [
+            "words",
+            "typo",
+            "proximity",
+            "attributeRank",
+            "<hidden-rule-4>",
+            "wordPosition",
+            "exactness",
+        ]
+        assert [list(hit["_rankingScoreDetails"]) for hit in keyword["hits"]] == [rules] * len(
+            keyword["hits"]
+        )
+        assert keyword["hits"][0]["_rankingScoreDetails"]["<hidden-rule-4>"] == {**HIDDEN, "order": 4}
+
+
+def test_custom_rule_on_a_hidden_field_is_redacted(clusters: tuple[RunningCluster, RunningCluster]) -> None:
+    cluster = clusters[1]
+    settings = {**SETTINGS, "rankingRules": ["secret:desc", "words", "sort"]}
+    make_index(cluster, "custom", DOCS, settings)
+    body = (
+        client_for(cluster)
+        .index("custom")
+        .search("", {"sort": ["rating:asc"], "limit": 300, "showRankingScoreDetails": True})
+    )
+    assert [hit["id"] for hit in body["hits"]] == sorted_ids(DOCS, [("secret", False), ("rating", True)])
+    details = body["hits"][0]["_rankingScoreDetails"]
+    assert details == {
+        "<hidden-rule-0>": HIDDEN,
+        "rating:asc": {"order": 1, "value": body["hits"][0]["rating"]},
+    }
+
+
+# --- federated search with sort (search.md §2.3) -------------------------------------------------------
+
+LEFT = [doc for doc in DOCS if doc["id"] % 2 == 0]
+RIGHT = [doc for doc in DOCS if doc["id"] % 2 == 1]
+
+
+@pytest.fixture(scope="module")
+def halves(clusters: tuple[RunningCluster, RunningCluster]) -> tuple[RunningCluster, RunningCluster]:
+    for cluster in clusters:
+        make_index(cluster, "left", LEFT, SETTINGS)
+        make_index(cluster, "right", RIGHT, SETTINGS)
+    return clusters
+
+
+def federated(
+    cluster: RunningCluster, queries: list[dict[str, Any]], **federation: Any
+) -> list[dict[str, Any]]:
+    body = client_for(cluster).multi_search(queries, federation={"limit": 300, **federation})
+    hits: list[dict[str, Any]] = body["hits"]
+    return hits
+
+
+def identities(hits: list[dict[str, Any]]) -> list[tuple[str, int]]:
+    return [(hit["_federation"]["indexUid"], hit["id"]) for hit in hits]
+
+
+def expected_merge(
+    criteria: list[Criterion], first: str, docs: list[dict[str, Any]] = DOCS
+) -> list[tuple[str, int]]:
+    """Both halves by the sort values; equal values: the index of ``first`` (its query wins the tie),
+    then insertion order."""
+    index_of = {doc["id"]: ("left" if doc["id"] % 2 == 0 else "right") for doc in docs}
+    order = sorted_ids(docs, criteria)
+    position = {doc_id: rank for rank, doc_id in enumerate(order)}
+    keys = {doc["id"]: tuple(sort_key(doc, f, a) for f, a in criteria) for doc in docs}
+    merged = sorted(order, key=lambda i: (keys[i], index_of[i] != first, position[i]))
+    return [(index_of[doc_id], doc_id) for doc_id in merged]
+
+
+@pytest.mark.parametrize("weights", [(1.0, 1.0), (1.0, 5.0), (0.5, 1.0)])
+def test_placeholder_queries_merge_by_sort_values(
+    halves: tuple[RunningCluster, RunningCluster], weights: tuple[float, float]
+) -> None:
+    """Sort values are not weighted; only ties fall back to the weighted score, then query order."""
+    criteria = [("price", True), ("brand", False)]
+    queries = [
+        {"indexUid": uid, "sort": sort_entries(criteria), "federationOptions": {"weight": weight}}
+        for uid, weight in zip(("left", "right"), weights, strict=True)
+    ]
+    first = "right" if weights[1] > weights[0] else "left"
+    expected = expected_merge(criteria, first)
+    for cluster in halves:
+        assert identities(federated(cluster, queries)) == expected
+        assert identities(federated(cluster, queries, offset=31, limit=17)) == expected[31:48]
+
+
+def test_keyword_queries_compare_weighted_scores_before_sort_values(
+    halves: tuple[RunningCluster, RunningCluster],
+) -> None:
+    """Every ``shirt`` title is the whole query, so relevancy ties within a query and the sort orders;
+    across queries the first group, the weighted score of the rules before ``sort``, decides first."""
+    criteria = [("price", True)]
+
+    def matches(docs: list[dict[str, Any]], uid: str) -> list[tuple[str, int]]:
+        return [(uid, i) for i in sorted_ids([d for d in docs if d["title"] == "shirt"], criteria)]
+
+    queries = [
+        {"indexUid": "left", "q": "shirt", "sort": ["price:asc"]},
+        {"indexUid": "right", "q": "shirt", "sort": ["price:asc"], "federationOptions": {"weight": 2.0}},
+    ]
+    mixed = [{"indexUid": "left", "sort": ["price:asc"]}, queries[1]]
+    equal = [queries[0], {**queries[1], "federationOptions": {"weight": 1.0}}]
+    shirts = [doc for doc in DOCS if doc["title"] == "shirt"]
+    for cluster in halves:
+        assert identities(federated(cluster, queries)) == matches(RIGHT, "right") + matches(LEFT, "left")
+        # A placeholder hit has only its sort value, which does not compare with a score: the hit with
+        # more groups left (the keyword one) goes first.
+        expected_mixed = matches(RIGHT, "right") + [("left", i) for i in sorted_ids(LEFT, criteria)]
+        assert identities(federated(cluster, mixed)) == expected_mixed
+        assert identities(federated(cluster, equal)) == expected_merge(criteria, "left", shirts)
