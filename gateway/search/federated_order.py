@@ -4,9 +4,10 @@ Each hit carries its weighted score sequence as groups (``shard/query/ranking/sc
 a run of relevancy rules folded into one score, multiplied here by the query's weight, or a sort rule's
 ``[ascending, value]``. Two hits compare group by group and the first difference decides: scores higher
 first, sort values in their own order (numbers before strings, missing last; geo: the distance). Where
-the groups are not comparable (a score against a sort value, or sorts in opposite directions), or one
-sequence ends, the hit with more remaining groups wins; then the higher weighted ranking score; then
-the lower query position.
+the groups are not comparable (a score against a sort value, or sorts in opposite directions), the
+hit with more remaining groups wins. Otherwise, and when a sequence ends (the contract says nothing of
+that case; a placeholder search without sort has no group at all), the higher weighted ranking score
+wins, then the lower query position.
 """
 
 from __future__ import annotations
@@ -32,17 +33,15 @@ class Weighted:
 
 def compare(a: Weighted, b: Weighted) -> int:
     """Negative when ``a`` comes first, positive when ``b`` does, 0 when nothing separates them."""
-    common = min(len(a.groups), len(b.groups))
-    for index in range(common):
-        decided = _compare_group(a.groups[index], a.weight, b.groups[index], b.weight)
+    for group_a, group_b in zip(a.groups, b.groups, strict=False):
+        decided = _compare_group(group_a, a.weight, group_b, b.weight)
         if decided is None:
-            common = index
+            remaining_a, remaining_b = len(a.groups), len(b.groups)
+            if remaining_a != remaining_b:
+                return -1 if remaining_a > remaining_b else 1
             break
         if decided:
             return decided
-    remaining_a, remaining_b = len(a.groups) - common, len(b.groups) - common
-    if remaining_a != remaining_b:
-        return -1 if remaining_a > remaining_b else 1
     weighted_a, weighted_b = a.score * a.weight, b.score * b.weight
     if weighted_a != weighted_b:
         return -1 if weighted_a > weighted_b else 1

@@ -6,6 +6,7 @@ Tests compare the engine's order with these, never with its own earlier answers.
 from __future__ import annotations
 
 import math
+import random
 import unicodedata
 from collections.abc import Sequence
 from typing import Any
@@ -14,6 +15,22 @@ EARTH_RADIUS = 6_371_000.0
 
 Criterion = tuple[str, bool]
 """(field, ascending)."""
+
+BRANDS = ["Acme", "acme", "Zeta", "Éclair", "beta", "10", "9"]
+
+
+def add_price_and_brand(rng: random.Random, doc: dict[str, Any]) -> None:
+    """Values that exercise §5's order: ``price`` an integer or float, a numeric string, an array or
+    missing; ``brand`` strings differing in case and accents, numeric strings, or missing."""
+    kind = rng.random()
+    if kind < 0.55:
+        doc["price"] = rng.choice([rng.randint(-5, 50), round(rng.uniform(0, 50), 2)])
+    elif kind < 0.7:
+        doc["price"] = str(rng.randint(0, 99))
+    elif kind < 0.85:
+        doc["price"] = [rng.randint(0, 60), rng.randint(0, 60)]
+    if rng.random() < 0.8:
+        doc["brand"] = rng.choice(BRANDS)
 
 
 def facet_values(doc: dict[str, Any], field: str) -> list[float | str]:

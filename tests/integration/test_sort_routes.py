@@ -14,26 +14,23 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.integration.search_support import DOCS_LINK, make_index
-from tests.integration.sort_reference import Criterion, haversine, point, sort_key, sorted_ids
+from tests.integration.search_support import DOCS_LINK, make_index, one_and_three_shards
+from tests.integration.sort_reference import (
+    Criterion,
+    add_price_and_brand,
+    haversine,
+    point,
+    sort_key,
+    sorted_ids,
+)
 from tests.support.client import client_for
 from tests.support.cluster import RunningCluster
-
-BRANDS = ["Acme", "acme", "Zeta", "Éclair", "beta", "10", "9", " zeta "]
 
 
 def _document(rng: random.Random, doc_id: int) -> dict[str, Any]:
     doc: dict[str, Any] = {"id": doc_id, "title": rng.choice(["shirt", "hat", "shoe"])}
     doc["kind"] = rng.choice(["a", "b", "c"])
-    kind = rng.random()
-    if kind < 0.5:
-        doc["price"] = rng.choice([rng.randint(-5, 40), round(rng.uniform(0, 40), 2)])
-    elif kind < 0.65:
-        doc["price"] = str(rng.randint(0, 99))
-    elif kind < 0.85:
-        doc["price"] = [rng.randint(0, 50), rng.randint(0, 50)]
-    if rng.random() < 0.8:
-        doc["brand"] = rng.choice(BRANDS)
+    add_price_and_brand(rng, doc)
     doc["rating"] = rng.randint(1, 5)
     doc["secret"] = rng.randint(0, 1000)
     if rng.random() < 0.6:
@@ -53,10 +50,8 @@ SETTINGS = {
 
 @pytest.fixture(scope="module")
 def clusters() -> Iterator[tuple[RunningCluster, RunningCluster]]:
-    with RunningCluster(shards=1) as one, RunningCluster(shards=3) as three:
-        for running in (one, three):
-            make_index(running, "items", DOCS, SETTINGS)
-        yield one, three
+    with one_and_three_shards("items", DOCS, SETTINGS) as clusters:
+        yield clusters
 
 
 def sort_entries(criteria: list[Criterion]) -> list[str]:

@@ -51,3 +51,9 @@ def test_incomparable_groups_more_remaining_then_score_then_position() -> None:
     assert compare(hit([True, 1.0], score=0.3), hit([False, 1.0], score=0.5, position=1)) > 0
     assert compare(hit([True, 1.0]), hit([True, 1.0], position=1)) < 0
     assert compare(hit([True, 1.0], position=2), hit([True, 1.0], position=1)) > 0
+
+
+def test_an_ended_sequence_falls_back_to_the_weighted_score() -> None:
+    """A placeholder search without sort has no group: its 1.0 beats a keyword hit's 0.6."""
+    assert compare(hit(score=1.0, position=1), hit(0.6, score=0.6)) < 0
+    assert compare(hit(0.6, [True, 2.0], score=0.6), hit(0.6, score=0.9, position=1)) > 0
