@@ -14,20 +14,14 @@ from __future__ import annotations
 import argparse
 import math
 import random
-import sys
 import time
-from pathlib import Path
 from typing import Any
 
 import httpx
-import orjson
 
+from bench.configured import Configured, parse_options, run_classes
 from bench.datasets import DATASETS, add_documents, wait_for_task
-from bench.loadgen import Request
-from bench.procstat import cluster_processes
-from bench.search import ensure_loaded, measure_classes, probe, resident_mib
 from bench.search import render as render_search
-from tests.support.cluster import RunningCluster
 
 DATASET = "cities"
 SETTINGS = {"filterableAttributes": ["_geo", "id"], "sortableAttributes": ["_geo"]}
@@ -37,28 +31,39 @@ CLASSES = (
     "radius_10km", "radius_1000km", "range_selective", "range_broad", "geo_sort", "polygon_geojson",
     "radius_10km_geojson",
 )
-INDEX_OF = {"polygon_geojson": SHAPES_INDEX, "radius_10km_geojson": SHAPES_INDEX}
-"""The index a class searches, when not ``cities``."""
-_JSON = (("Content-Type", "application/json"),)
+
+
+def load_shapes(client: httpx.Client) -> dict[str, Any]:
+    """Every city as a ``_geojson`` point in ``cities_geojson``, unless the data directory holds it."""
+    cities = DATASETS[DATASET]
+    stats = client.get(f"/indexes/{SHAPES_INDEX}/stats")
+    if stats.status_code == 200:
+        return {"reused": True, "documents": stats.json()["numberOfDocuments"], "load_s": None}
+    started = time.monotonic()
+    task = client.patch(f"/indexes/{SHAPES_INDEX}/settings", json=SHAPES_SETTINGS).json()["taskUid"]
+    wait_for_task(client, task, started + 60)
+    shapes = (
+        {"id": city["id"], "_geojson": {"type": "Point", "coordinates": [geo["lng"], geo["lat"]]}}
+        for city in cities.documents()
+        if (geo := city["_geo"])
+    )
+    tasks = add_documents(str(client.base_url), SHAPES_INDEX, shapes, cities.primary_key, 20_000, 1200.0)
+    documents = sum(task["details"]["indexedDocuments"] for task in tasks)
+    return {"reused": False, "documents": documents, "load_s": round(time.monotonic() - started, 2)}
+
+
+SCENARIO = Configured(
+    "geo",
+    "geo filters, numeric ranges and geo sort on cities (placeholder searches)",
+    DATASET,
+    SETTINGS,
+    index_of={"polygon_geojson": SHAPES_INDEX, "radius_10km_geojson": SHAPES_INDEX},
+    prepare=load_shapes,
+)
 
 
 def parse_args(argv: list[str]) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="python -m bench.run geo", description=__doc__.splitlines()[0])
-    parser.add_argument("--shards", type=int, default=2)
-    parser.add_argument("--concurrency", type=lambda text: [int(p) for p in text.split(",")], default=[1, 16])
-    parser.add_argument("--duration", type=float, default=10.0, help="seconds measured per run and level")
-    parser.add_argument("--runs", type=int, default=3, help="runs per class and level; tables show medians")
-    parser.add_argument("--warmup", type=float, default=2.0, help="unmeasured seconds before each run")
-    parser.add_argument("--queries", type=int, default=100, help="distinct requests per class")
-    parser.add_argument("--seed", type=int, default=6)
-    parser.add_argument(
-        "--classes",
-        type=lambda text: [name for name in text.split(",") if name in CLASSES],
-        default=list(CLASSES),
-        help="comma-separated subset of " + ", ".join(CLASSES),
-    )
-    parser.add_argument("--json", type=Path, help="result file; default bench/results/geo-<time>.json")
-    return parser.parse_args(argv)
+    return parse_options("geo", __doc__.splitlines()[0], argv, [1, 16], CLASSES)
 
 
 def bodies(seed: int, count: int) -> dict[str, list[dict[str, Any]]]:
@@ -92,72 +97,8 @@ def _polygon(rng: random.Random, lat: float, lng: float) -> str:
     return "_geoPolygon(" + ", ".join(f"[{a:.5f}, {b:.5f}]" for a, b in corners) + ")"
 
 
-def load_shapes(client: httpx.Client) -> dict[str, Any]:
-    """Every city as a ``_geojson`` point in ``cities_geojson``, unless the data directory holds it."""
-    cities = DATASETS[DATASET]
-    stats = client.get(f"/indexes/{SHAPES_INDEX}/stats")
-    if stats.status_code == 200:
-        return {"reused": True, "documents": stats.json()["numberOfDocuments"], "load_s": None}
-    started = time.monotonic()
-    task = client.patch(f"/indexes/{SHAPES_INDEX}/settings", json=SHAPES_SETTINGS).json()["taskUid"]
-    wait_for_task(client, task, started + 60)
-    shapes = (
-        {"id": city["id"], "_geojson": {"type": "Point", "coordinates": [geo["lng"], geo["lat"]]}}
-        for city in cities.documents()
-        if (geo := city["_geo"])
-    )
-    tasks = add_documents(str(client.base_url), SHAPES_INDEX, shapes, cities.primary_key, 20_000, 1200.0)
-    documents = sum(task["details"]["indexedDocuments"] for task in tasks)
-    return {"reused": False, "documents": documents, "load_s": round(time.monotonic() - started, 2)}
-
-
 def run(args: argparse.Namespace, environment: dict[str, Any]) -> dict[str, Any]:
-    started_at = time.strftime("%Y-%m-%dT%H:%M:%S%z")
-    sets = bodies(args.seed, args.queries)
-    requests = {
-        name: tuple(
-            Request("POST", f"/indexes/{INDEX_OF.get(name, DATASET)}/search", orjson.dumps(body), _JSON)
-            for body in sets[name]
-        )
-        for name in args.classes
-    }
-    with (
-        RunningCluster(shards=args.shards) as cluster,
-        httpx.Client(base_url=cluster.url, timeout=600.0) as client,
-    ):
-        assert cluster.process is not None
-        loaded = ensure_loaded(client, DATASET, None, args.seed)
-        started = time.monotonic()
-        task = client.patch(f"/indexes/{DATASET}/settings", json=SETTINGS).json()["taskUid"]
-        wait_for_task(client, task, started + 1200)
-        loaded["settings_s"] = round(time.monotonic() - started, 2)
-        loaded["shapes"] = load_shapes(client)
-        loaded["resident_mib"] = resident_mib(cluster_processes(cluster.process.pid))
-        print("probing each distinct request once ...", file=sys.stderr, flush=True)
-        probes = {name: probe(client, INDEX_OF.get(name, DATASET), sets[name]) for name in args.classes}
-        classes = measure_classes(cluster, args, requests)
-    return {
-        "scenario": "geo",
-        "description": "geo filters, numeric ranges and geo sort on cities (placeholder searches)",
-        "started_at": started_at,
-        "options": {
-            "dataset": DATASET,
-            "seed": args.seed,
-            "shards": args.shards,
-            "concurrency": args.concurrency,
-            "duration": args.duration,
-            "runs": args.runs,
-            "warmup": args.warmup,
-            "queries": args.queries,
-            "classes": args.classes,
-        },
-        "environment": environment,
-        "loaded": loaded,
-        "probes": probes,
-        "classes": classes,
-        "profile": None,
-        "query_samples": {name: sets[name][:3] for name in args.classes},
-    }
+    return run_classes(args, environment, SCENARIO, bodies(args.seed, args.queries))
 
 
 def render(report: dict[str, Any]) -> str:

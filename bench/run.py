@@ -3,7 +3,8 @@
 ``python -m bench.run ingest [...]`` measures indexing instead (``bench/ingest.py``), ``relevance``
 ranking quality on Cranfield (``bench/relevance.py``), ``search`` the latency of query classes on a
 loaded dataset (``bench/search.py``), ``facets`` facet distributions on cities (``bench/facets.py``),
-``geo`` geo and range filters and geo sort on ``cities`` (``bench/geo.py``) and ``auth`` the cost of
+``geo`` geo and range filters and geo sort on ``cities`` (``bench/geo.py``), ``docsort`` sorted
+document reads on ``cities`` (``bench/docsort.py``) and ``auth`` the cost of
 authentication (``bench/auth.py``); each has its own options.
 
 Runs are interleaved (run 1 at every concurrency, then run 2, ...) so that slow drift of a noisy
@@ -149,6 +150,10 @@ def own_cli(name: str) -> ModuleType | None:
         from bench import geo
 
         return geo
+    if name == "docsort":
+        from bench import docsort
+
+        return docsort
     if name == "relevance":
         from bench import relevance
 

@@ -164,8 +164,11 @@ def corpus(dataset: str, docs: int | None, seed: int) -> queries.Corpus:
     return queries.Corpus.sample(documents, title, body, SAMPLE_DOCS, seed)
 
 
-def probe(client: httpx.Client, index: str, bodies: list[dict[str, Any]]) -> dict[str, Any]:
+def probe(
+    client: httpx.Client, index: str, bodies: list[dict[str, Any]], route: str = "search"
+) -> dict[str, Any]:
     """Each distinct request once, one at a time: how many find nothing, hits per request, errors.
+    ``route``: ``search`` or ``documents/fetch`` (whose ``results`` and ``total`` count as hits).
 
     The slowest request is kept too: one pathological query can dominate a class's p99.
     """
@@ -175,14 +178,16 @@ def probe(client: httpx.Client, index: str, bodies: list[dict[str, Any]]) -> dic
     slowest: tuple[float, str] = (0.0, "")
     for body in distinct:
         started = time.perf_counter()
-        response = client.post(f"/indexes/{index}/search", json=body)
-        slowest = max(slowest, (round(1000 * (time.perf_counter() - started), 2), body["q"]))
+        response = client.post(f"/indexes/{index}/{route}", json=body)
+        label = body["q"] if "q" in body else orjson.dumps(body).decode()
+        slowest = max(slowest, (round(1000 * (time.perf_counter() - started), 2), label))
         if response.status_code != 200:
             errors[f"{response.status_code} {response.text[:200]}"] += 1
             continue
         answer = response.json()
-        hits.append(len(answer["hits"]))
-        totals.append(int(answer.get("estimatedTotalHits") or answer.get("totalHits") or 0))
+        hits.append(len(answer["hits"] if "hits" in answer else answer["results"]))
+        total = answer.get("estimatedTotalHits") or answer.get("totalHits") or answer.get("total")
+        totals.append(int(total or 0))
         server_ms.append(float(answer.get("processingTimeMs", math.nan)))
     answered = len(hits) or 1
     return {

@@ -101,15 +101,16 @@ def _reserved(name: str) -> str:
 def check_sort(
     criteria: Sequence[SortCriterion],
     *,
-    ranking_rules: Sequence[str],
+    ranking_rules: Sequence[str] | None,
     sortable: Collection[str],
     displayed: Sequence[str],
     index_uid: str,
 ) -> None:
-    """The index must rank by ``sort`` and every criterion be sortable (``_geo`` for geo sorts)."""
+    """Every criterion must be sortable (``_geo`` for geo sorts) and, for a search, the index rank by
+    ``sort``; ``ranking_rules`` is None for document reads, which sort by the criteria alone."""
     if not criteria:
         return
-    if "sort" not in ranking_rules:
+    if ranking_rules is not None and "sort" not in ranking_rules:
         raise SortError(
             f"Index `{index_uid}`: You must specify where `sort` is listed in the rankingRules setting to use"
             " the sort parameter at search time."

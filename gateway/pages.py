@@ -1,4 +1,4 @@
-"""Merging the shards' pages of documents, each in sequence order, into one page of the index."""
+"""Merging the shards' pages of documents (GET /documents, POST /documents/fetch) into one page."""
 
 from __future__ import annotations
 
@@ -6,15 +6,21 @@ import heapq
 from collections.abc import Sequence
 from typing import Any
 
+from gateway.search.order import merge_order
+
 
 def merge_shard_pages(pages: Sequence[Sequence[Sequence[Any]]], offset: int, limit: int) -> list[Any]:
-    """``pages[k]`` holds shard k's first ``offset + limit`` ``[sequence, document]`` pairs in order.
+    """``pages[k]`` holds shard k's first ``offset + limit`` ``[sequence, key, document]`` in order.
 
-    Sequences are global (task uid and payload position), so the merged page is in insertion order
-    whatever the shard count. The shard number breaks any tie before the documents themselves, which
+    The key holds the ``sort`` values as a search hit's does (``order.py``; empty without ``sort``), and
+    sequences are global (task uid and payload position), so the merged page is what one shard holding
+    every document would give. The shard number breaks any tie before the documents themselves, which
     do not compare.
     """
     merged = heapq.merge(
-        *[[(sequence, shard, value) for sequence, value in page] for shard, page in enumerate(pages)]
+        *[
+            [(merge_order(key), sequence, shard, value) for sequence, key, value in page]
+            for shard, page in enumerate(pages)
+        ]
     )
-    return [value for _, _, value in list(merged)[offset : offset + limit]]
+    return [entry[-1] for entry in list(merged)[offset : offset + limit]]

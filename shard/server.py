@@ -6,6 +6,7 @@ import asyncio
 import errno
 import os
 import threading
+from typing import Any
 
 import grpc
 import lmdb
@@ -93,20 +94,22 @@ class ShardService(shard_pb2_grpc.ShardServicer):
     async def GetDocuments(
         self, request: json_pb2.JsonRequest, context: grpc.aio.ServicerContext
     ) -> json_pb2.JsonReply:
-        """Results are ``[sequence, document]``: the gateway merges the shards' pages by sequence, so
-        documents list in insertion order whatever the shard count.
+        """Results are ``[sequence, merge key, document]``: the gateway merges the shards' pages by key
+        (empty without ``sort``), then sequence, so the order is the same whatever the shard count.
         """
         query = orjson.loads(request.json)
+        selection = (query.get("ids"), query.get("filter"), FilterFeatures.from_params(query))
         try:
-            results, total = await asyncio.to_thread(
-                self.store.list_documents,
-                query["index"],
-                query["offset"],
-                query["limit"],
-                query.get("ids"),
-                query.get("filter"),
-                FilterFeatures.from_params(query),
-            )
+            if query.get("sort"):
+                wanted = query["offset"] + query["limit"]
+                args = (query["index"], query["sort"], wanted, *selection)
+                entries, total = await asyncio.to_thread(self.store.sort_documents, *args)
+                results: list[Any] = entries[query["offset"] :]
+            else:
+                page, total = await asyncio.to_thread(
+                    self.store.list_documents, query["index"], query["offset"], query["limit"], *selection
+                )
+                results = [(sequence, [], document) for sequence, document in page]
         except ApiError as error:
             return json_pb2.JsonReply(error_json=orjson.dumps(error.to_dict()))
         return json_pb2.JsonReply(json=orjson.dumps({"results": results, "total": total}))

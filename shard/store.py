@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
+
+from pyroaring import BitMap
 
 from common.features import NO_FEATURES, FilterFeatures
 from common.timing import Steps
@@ -12,11 +15,13 @@ from shard.filter.apply import FilterScope, filter_documents
 from shard.index import catalog
 from shard.index.batches import BatchResult, Operation, apply_batch, recorded_result
 from shard.index.codec import DocumentCodec
-from shard.index.documents import Document, read_document, read_documents
+from shard.index.documents import Document, read_document, read_documents, selected_ids
 from shard.index.env import StoreEnv
 from shard.index.geo_check import first_invalid
 from shard.index.settings import load_settings
 from shard.index.state import load_state
+from shard.query.context import SearchContext
+from shard.query.document_sort import SortedEntry, sorted_documents
 from shard.query.read_cache import ReadCache
 from shard.query.search import SearchResult, search
 
@@ -77,22 +82,51 @@ class ShardStore:
         ``filter_`` is the route's filter (``invalid_document_filter``); ``features`` the experimental
         features it may use.
         """
+        with self._read(index_uid, filter_, features) as read:
+            if read is None:
+                return [], 0
+            scope, matching = read
+            txn, index_id = scope.txn, scope.index_id
+            return read_documents(self.env, self.codec, txn, index_id, offset, limit, ids, matching)
+
+    def sort_documents(
+        self,
+        index_uid: str,
+        sort: list[str],
+        wanted: int,
+        ids: list[str] | None = None,
+        filter_: Any = None,
+        features: FilterFeatures = NO_FEATURES,
+    ) -> tuple[list[SortedEntry], int]:
+        """The first ``wanted`` documents a read selects in ``sort`` order, with their merge keys, and
+        the total (``document_sort.py``)."""
+        with self._read(index_uid, filter_, features) as read:
+            if read is None:
+                return [], 0
+            scope, matching = read
+            ctx = SearchContext(
+                self.env, self.codec, scope.txn, scope.index_id, index_uid, scope.settings, scope.state
+            )
+            if scope.cached is not None:
+                ctx.cache, ctx.generation = scope.cached
+            selected = selected_ids(self.env, scope.txn, scope.index_id, ids, matching, scope.state.live)
+            return sorted_documents(ctx, selected, sort, wanted), len(selected)
+
+    @contextmanager
+    def _read(
+        self, index_uid: str, filter_: Any, features: FilterFeatures
+    ) -> Iterator[tuple[FilterScope, BitMap | None] | None]:
+        """A document read's snapshot and the documents its filter matches (None: no filter); None when
+        this shard has never held the index."""
         generation = self.cache.generation  # read before the snapshot, see ReadCache
         with self.env.lmdb.begin() as txn:
             index_id = catalog.lookup(self.env, txn, index_uid)
             if index_id is None:
-                return [], 0
-            scope = FilterScope(
-                self.env,
-                txn,
-                index_id,
-                index_uid,
-                load_settings(self.env, txn, index_id),
-                load_state(self.env, txn, index_id),
-                (self.cache, generation),
-            )
-            matching = filter_documents(scope, filter_, code="invalid_document_filter", features=features)
-            return read_documents(self.env, self.codec, txn, index_id, offset, limit, ids, matching)
+                yield None
+                return
+            settings, state = load_settings(self.env, txn, index_id), load_state(self.env, txn, index_id)
+            scope = FilterScope(self.env, txn, index_id, index_uid, settings, state, (self.cache, generation))
+            yield scope, filter_documents(scope, filter_, code="invalid_document_filter", features=features)
 
     def search(
         self, index_uid: str, params: dict[str, Any], steps: Steps | None = None

@@ -18,7 +18,7 @@ from common.validation import STAR, Kind, Param, QueryKind, QuerySchema, Schema,
 from gateway.http.requests import checked_index_uid, json_body, parse_query
 from gateway.http.responses import json_response
 from gateway.pages import merge_shard_pages
-from gateway.search.params import query_filter
+from gateway.search.params import query_filter, sort_entries
 
 bp = Blueprint("documents")
 
@@ -39,7 +39,7 @@ _READ_QUERY = QuerySchema(
         "retrieveVectors": Param(QueryKind.BOOLEAN, code="invalid_document_retrieve_vectors"),
         "ids": Param(QueryKind.STRING_LIST, code="invalid_document_ids"),
         "filter": Param(QueryKind.STRING, code="invalid_document_filter"),
-        "sort": Param(QueryKind.STRING_LIST, code="invalid_document_sort"),
+        "sort": Param(QueryKind.STRING, code="invalid_document_sort"),
     }
 )
 _ONE_QUERY = QuerySchema(
@@ -174,6 +174,8 @@ async def get_documents(request: Request, index_uid: str) -> HTTPResponse:
     query = parse_query(request, _READ_QUERY)
     if "filter" in query:
         query["filter"] = query_filter(query["filter"])
+    if "sort" in query:
+        query["sort"] = sort_entries(query["sort"])
     await _require_index(request, uid)
     return json_response(await _read_page(request, uid, query))
 
@@ -189,12 +191,11 @@ async def fetch_documents(request: Request, index_uid: str) -> HTTPResponse:
 
 
 async def _read_page(request: Request, uid: str, query: dict[str, Any]) -> dict[str, Any]:
-    if query.get("sort"):
-        try:
-            parse_sort(query["sort"])
-        except SortError as error:
-            raise error.api_error("invalid_document_sort") from None
-        raise ApiError("invalid_document_sort", "Sorting documents is not supported yet by this server.")
+    sort = query.get("sort") or None
+    try:
+        parse_sort(sort or [])
+    except SortError as error:
+        raise error.api_error("invalid_document_sort") from None
     offset, limit = query.get("offset", 0), query.get("limit", 20)
     ids = query.get("ids")
     for position, external_id in enumerate(ids or []):
@@ -207,6 +208,7 @@ async def _read_page(request: Request, uid: str, query: dict[str, Any]) -> dict[
         "limit": offset + limit,
         "ids": ids,
         "filter": query.get("filter"),
+        "sort": sort,
         **request.app.ctx.features.filters().params(),
     }
     replies = await request.app.ctx.cluster.ask_shards("GetDocuments", shard_query)

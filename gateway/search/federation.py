@@ -1,8 +1,8 @@
 """Federated search (search.md §2.3): the queries' hits merged into one ranked, paginated list.
 
 Every query runs from offset 0 for as many hits as the federation's window needs (capped by its index's
-``maxTotalHits``); the lists are then merged by weighted ranking score. Until sort rules take part in
-ranking, a hit's weighted score sequence is the single number ``_rankingScore * weight``.
+``maxTotalHits``); the lists are then merged by weighted score sequences, where sort rules take part
+with their values (``federated_order.py``).
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ import time
 from collections.abc import Iterator, Sequence
 from typing import Any
 
+from gateway.search.federated_order import Weighted
 from gateway.search.multi import Query
 from gateway.search.params import page_window
 from gateway.search.response import add_page_fields, uuid7
@@ -23,9 +24,9 @@ def merge_federated(
 ) -> list[tuple[Query, RankedHit]]:
     """The best ``wanted`` hits of all queries, each with the query it comes from.
 
-    Lists are merged head by head (each query's own order is kept); equal weighted scores go to the
-    lower query position. A document found by several queries of one index appears once, from the
-    query that ranks it first in the merged order.
+    Lists are merged head by head (each query's own order is kept) by ``federated_order``; hits that
+    nothing separates go to the lower query position. A document found by several queries of one index
+    appears once, from the query that ranks it first in the merged order.
     """
     streams = [_weighted(query, result, wanted) for query, result in zip(queries, results, strict=True)]
     seen: set[tuple[str, int]] = set()
@@ -40,11 +41,9 @@ def merge_federated(
     return merged
 
 
-def _weighted(
-    query: Query, result: IndexSearch, wanted: int
-) -> Iterator[tuple[tuple[float, int], Query, RankedHit]]:
+def _weighted(query: Query, result: IndexSearch, wanted: int) -> Iterator[tuple[Weighted, Query, RankedHit]]:
     for entry in result.hits[: min(wanted, result.max_total_hits)]:
-        yield (-entry.score * query.weight, query.position), query, entry
+        yield Weighted(entry.groups, query.weight, entry.score, query.position), query, entry
 
 
 def _federated_hit(query: Query, entry: RankedHit) -> dict[str, Any]:

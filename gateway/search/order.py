@@ -41,6 +41,12 @@ def merge_order(key: Sequence[Any]) -> tuple[tuple[Any, ...], ...]:
 def _item(item: Any) -> tuple[Any, ...]:
     if not isinstance(item, list):
         return (_NUMBER, -item)
+    return sort_value_order(item)
+
+
+def sort_value_order(item: Sequence[Any]) -> tuple[Any, ...]:
+    """``[ascending, value]`` of a sort rule as a tuple whose ascending order is best-first; only values
+    sorted in the same direction compare."""
     ascending, value = item
     if value is None:
         return (_MISSING, 0)

@@ -38,6 +38,8 @@ class RankedHit:
     hit: dict[str, Any]
     distinct: list[list[Any]] | None = None
     """With distinct: the hit's values of the distinct attribute, ``[kind, value]`` pairs."""
+    groups: tuple[Any, ...] = ()
+    """Folded relevancy scores and ``[ascending, value]`` sort values, see ``federated_order.py``."""
 
     def order(self) -> tuple[tuple[tuple[Any, ...], ...], int]:
         """Ascending order of this is best-first: the key's merge order, then insertion order."""
@@ -178,8 +180,8 @@ async def term_counts(
 
 
 def _ranked(entry: list[Any]) -> RankedHit:
-    seq, key, score, details, hit, distinct = entry
-    return RankedHit(seq, tuple(key), score, details, hit, distinct)
+    seq, key, score, details, hit, distinct, groups = entry
+    return RankedHit(seq, tuple(key), score, details, hit, distinct, tuple(groups))
 
 
 def render_hit(entry: RankedHit, params: dict[str, Any]) -> dict[str, Any]:

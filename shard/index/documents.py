@@ -179,12 +179,10 @@ def read_documents(
     Internal id order is sequence order, so the page is read in id order and carries the sequences
     the gateway merges the shards' pages by. ``matching`` (a filter's result) narrows the documents.
     """
-    selected = matching
-    if external_ids is not None:
-        selected = _selected(env, txn, index_id, external_ids, matching)
-    if selected is not None:
-        return _read_ids(env, codec, txn, index_id, selected[offset : offset + max(limit, 0)]), len(selected)
     live = load_state(env, txn, index_id).live
+    if external_ids is not None or matching is not None:
+        selected = selected_ids(env, txn, index_id, external_ids, matching, live)
+        return _read_ids(env, codec, txn, index_id, selected[offset : offset + max(limit, 0)]), len(selected)
     total = len(live)
     page: list[tuple[int, Document]] = []
     if offset >= total or limit <= 0:
@@ -197,10 +195,18 @@ def read_documents(
     return _with_sequences(env, txn, index_id, page), total
 
 
-def _selected(
-    env: StoreEnv, txn: Txn, index_id: int, external_ids: Iterable[str], matching: BitMap | None
+def selected_ids(
+    env: StoreEnv,
+    txn: Txn,
+    index_id: int,
+    external_ids: Iterable[str] | None,
+    matching: BitMap | None,
+    live: BitMap,
 ) -> BitMap:
-    """The internal ids of the existing ``external_ids`` (within ``matching`` when given)."""
+    """The internal ids a read selects: the existing ``external_ids`` if given, within ``matching``
+    (a filter's result) if given; every live document when neither is."""
+    if external_ids is None:
+        return live if matching is None else matching
     doc_ids = BitMap()
     for external_id in external_ids:
         packed = txn.get(external_key(index_id, external_id), db=env.external_ids)

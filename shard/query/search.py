@@ -33,13 +33,13 @@ from shard.query.highlighting import DerivationMatcher
 from shard.query.parse import ParsedQuery, parse_query
 from shard.query.ranking.bucket_sort import RankedDoc, Ranker
 from shard.query.ranking.coverage import Coverage
-from shard.query.ranking.score import details, score, sort_key
+from shard.query.ranking.score import details, score, score_groups, sort_key
 from shard.query.ranking.sort import first_geo_point, query_sort
 from shard.query.read_cache import ReadCache
 
 Entry = list[Any]
-"""``[sequence, sort key, score, score details, hit, distinct values or None]``: what the gateway
-merges, deduplicates and renders."""
+"""``[sequence, sort key, score, score details, hit, distinct values or None, score groups]``: what the
+gateway merges, deduplicates and renders (the groups order federated hits)."""
 
 
 @dataclass(frozen=True)
@@ -98,7 +98,7 @@ def search(
     excluded = _excluded(ctx, query) | filtered_out(ctx, params)
     if steps is not None:
         steps.lap("filter")
-    criteria = query_sort(ctx, params)
+    criteria = query_sort(ctx, params.get("sort"))
     distinct_field = distinct_attribute(ctx, params)
     distinct = None if distinct_field is None else Distinct(ctx, distinct_field, params.get("distinctSkip"))
     ranker = Ranker(
@@ -227,7 +227,10 @@ def _entries(
             if positions is not None:
                 hit["_matchesPosition"] = positions
         values = None if distinct is None else distinct.values[doc.doc_id]
-        entries.append([sequence, sort_key(doc.ranks), score(doc.ranks), details(doc.ranks), hit, values])
+        ranks = doc.ranks
+        entries.append(
+            [sequence, sort_key(ranks), score(ranks), details(ranks), hit, values, score_groups(ranks)]
+        )
     return entries
 
 

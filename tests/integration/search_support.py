@@ -7,6 +7,8 @@ tests stay independent of each other and of their order.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import httpx
@@ -31,6 +33,17 @@ def make_index(
     task = wait_task(cluster, index.add_documents(docs, primary_key="id").task_uid)
     assert task["status"] == "succeeded", task
     return uid
+
+
+@contextmanager
+def one_and_three_shards(
+    uid: str, docs: list[dict[str, Any]], settings: dict[str, Any]
+) -> Iterator[tuple[RunningCluster, RunningCluster]]:
+    """A 1-shard and a 3-shard cluster holding the same index: whatever the shard count, the same answer."""
+    with RunningCluster(shards=1) as one, RunningCluster(shards=3) as three:
+        for running in (one, three):
+            make_index(running, uid, docs, settings)
+        yield one, three
 
 
 def update_settings(cluster: RunningCluster, uid: str, settings: dict[str, Any]) -> None:

@@ -268,21 +268,6 @@ def test_document_filter_errors(cluster: RunningCluster) -> None:
     )
 
 
-def test_document_sort_is_refused_clearly(cluster: RunningCluster) -> None:
-    """Sorting document lists is not implemented: a bad expression gets the syntax error, a good one a
-    plain refusal, never a silently unsorted page."""
-    assert_error(
-        fetch(cluster, "movies", {"sort": ["title"]}),
-        "invalid_document_sort",
-        prefix="Invalid syntax for the sort parameter: expected expression ending by `:asc` or `:desc`",
-    )
-    assert_error(
-        documents(cluster, "movies", sort="year:asc"),
-        "invalid_document_sort",
-        prefix="Sorting documents is not supported yet by this server.",
-    )
-
-
 def test_delete_by_filter(cluster: RunningCluster) -> None:
     uid = f"deletion-{len(cluster.args)}"
     make_index(cluster, uid, DOCS, SETTINGS)

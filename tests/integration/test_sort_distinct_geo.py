@@ -8,31 +8,27 @@ from __future__ import annotations
 
 import math
 import random
-import unicodedata
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
-from tests.integration.search_support import DOCS_LINK, make_index, search, search_get, search_raw
+from tests.integration.search_support import (
+    DOCS_LINK,
+    make_index,
+    one_and_three_shards,
+    search,
+    search_get,
+    search_raw,
+)
+from tests.integration.sort_reference import add_price_and_brand, facet_values, haversine, point, sorted_ids
 from tests.support.client import client_for, wait_task
 from tests.support.cluster import RunningCluster
-
-EARTH_RADIUS = 6_371_000.0
-BRANDS = ["Acme", "acme", "Zeta", "Éclair", "beta", "10", "9"]
 
 
 def _document(rng: random.Random, doc_id: int) -> dict[str, Any]:
     doc: dict[str, Any] = {"id": doc_id, "title": rng.choice(["red shirt", "blue shirt", "red hat", "shoe"])}
-    kind = rng.random()
-    if kind < 0.55:
-        doc["price"] = rng.choice([rng.randint(-5, 50), round(rng.uniform(0, 50), 2)])
-    elif kind < 0.7:
-        doc["price"] = str(rng.randint(0, 99))
-    elif kind < 0.85:
-        doc["price"] = [rng.randint(0, 60), rng.randint(0, 60)]
-    if rng.random() < 0.8:
-        doc["brand"] = rng.choice(BRANDS)
+    add_price_and_brand(rng, doc)
     doc["sku"] = f"g{rng.randint(0, 24)}"
     where = rng.random()
     if where < 0.4:
@@ -59,10 +55,8 @@ SETTINGS = {
 
 @pytest.fixture(scope="module")
 def clusters() -> Iterator[tuple[RunningCluster, RunningCluster]]:
-    with RunningCluster(shards=1) as one, RunningCluster(shards=3) as three:
-        for running in (one, three):
-            make_index(running, "items", DOCS, SETTINGS)
-        yield one, three
+    with one_and_three_shards("items", DOCS, SETTINGS) as clusters:
+        yield clusters
 
 
 def both(clusters: tuple[RunningCluster, RunningCluster], **params: Any) -> dict[str, Any]:
@@ -78,47 +72,8 @@ def both(clusters: tuple[RunningCluster, RunningCluster], **params: Any) -> dict
 # --- reference --------------------------------------------------------------------------------------
 
 
-def _values(doc: dict[str, Any], field: str) -> list[float | str]:
-    value = doc.get(field)
-    items = value if isinstance(value, list) else [] if value is None else [value]
-    found: list[float | str] = []
-    for item in items:
-        if isinstance(item, bool):
-            found.append(str(item).lower())
-        elif isinstance(item, int | float):
-            found.append(float(item))
-        elif isinstance(item, str) and item:
-            found.append(unicodedata.normalize("NFKD", item.strip()).lower())
-    return found
-
-
-def _sort_key(doc: dict[str, Any], field: str, ascending: bool) -> tuple[Any, ...]:
-    """§5: numbers before strings in both directions, a document at its best value, missing last."""
-    values = _values(doc, field)
-    numbers = [v for v in values if isinstance(v, float)]
-    strings = [v for v in values if isinstance(v, str)]
-    if numbers:
-        best = min(numbers) if ascending else max(numbers)
-        return (0, best if ascending else -best)
-    if strings:
-        text = min(strings) if ascending else max(strings)
-        return (1, text if ascending else (*(-ord(c) for c in text), 1))
-    return (2,)
-
-
 def expected_sort(criteria: list[tuple[str, bool]]) -> list[int]:
-    return [doc["id"] for doc in sorted(DOCS, key=lambda d: [_sort_key(d, f, a) for f, a in criteria])]
-
-
-def haversine(a: tuple[float, float], b: tuple[float, float]) -> float:
-    lat1, lng1, lat2, lng2 = map(math.radians, (*a, *b))
-    h = math.sin((lat2 - lat1) / 2) ** 2 + math.cos(lat1) * math.cos(lat2) * math.sin((lng2 - lng1) / 2) ** 2
-    return 2 * EARTH_RADIUS * math.asin(math.sqrt(h))
-
-
-def point(doc: dict[str, Any]) -> tuple[float, float] | None:
-    geo = doc.get("_geo")
-    return None if geo is None else (float(geo["lat"]), float(geo["lng"]))
+    return sorted_ids(DOCS, criteria)
 
 
 def ids(body: dict[str, Any]) -> list[int]:
@@ -174,14 +129,25 @@ def test_custom_ranking_rules(clusters: tuple[RunningCluster, RunningCluster]) -
 def test_sort_errors(clusters: tuple[RunningCluster, RunningCluster]) -> None:
     cluster = clusters[1]
     cases = [
-        (["title:asc"], "Index `items`: Attribute `title` is not sortable. Available sortable attributes are:"
-         " `_geo, brand, price`."),
-        (["price"], "Invalid syntax for the sort parameter: expected expression ending by `:asc` or `:desc`,"
-         " found `price`."),
-        (["_geo:asc"], "`_geo` is a reserved keyword and thus can't be used as a sort expression. Use the"
-         " _geoPoint(latitude, longitude) built-in rule to sort on _geo field coordinates."),
-        (["_geoPoint(91, 0):asc"], "Bad latitude `91`. Latitude must be contained between -90 and 90"
-         " degrees."),
+        (
+            ["title:asc"],
+            "Index `items`: Attribute `title` is not sortable. Available sortable attributes are:"
+            " `_geo, brand, price`.",
+        ),
+        (
+            ["price"],
+            "Invalid syntax for the sort parameter: expected expression ending by `:asc` or `:desc`,"
+            " found `price`.",
+        ),
+        (
+            ["_geo:asc"],
+            "`_geo` is a reserved keyword and thus can't be used as a sort expression. Use the"
+            " _geoPoint(latitude, longitude) built-in rule to sort on _geo field coordinates.",
+        ),
+        (
+            ["_geoPoint(91, 0):asc"],
+            "Bad latitude `91`. Latitude must be contained between -90 and 90 degrees.",
+        ),
     ]
     for sort, message in cases:
         response = search_raw(cluster, "items", sort=sort)
@@ -208,7 +174,7 @@ def expected_distinct(order: list[int], field: str) -> list[int]:
     seen: set[Any] = set()
     kept: list[int] = []
     for doc_id in order:
-        values = set(_values(by_id[doc_id], field))
+        values = set(facet_values(by_id[doc_id], field))
         if values & seen:
             continue
         seen |= values
@@ -317,14 +283,26 @@ def test_geo_validation_at_indexing(clusters: tuple[RunningCluster, RunningClust
     cluster = clusters[1]
     index = client_for(cluster).index("items")
     cases = [
-        ({"lat": 1}, "Could not find longitude in the document with the id: `\"bad\"`. Was expecting a"
-         " `_geo.lng` field."),
-        ("foo", "The `_geo` field in the document with the id: `\"bad\"` is not an object. Was expecting an"
-         " object with the `_geo.lat` and `_geo.lng` fields but instead got `\"foo\"`."),
-        ({"lat": "x", "lng": None}, "Could not parse latitude nor longitude in the document with the id:"
-         " `\"bad\"`. Was expecting finite numbers but instead got `\"x\"` and `null`."),
-        ({"lat": 1, "lng": 2, "z": 3}, "The `_geo` field in the document with the id: `\"bad\"` contains the"
-         " following unexpected fields: `{\"z\":3}`."),
+        (
+            {"lat": 1},
+            'Could not find longitude in the document with the id: `"bad"`. Was expecting a'
+            " `_geo.lng` field.",
+        ),
+        (
+            "foo",
+            'The `_geo` field in the document with the id: `"bad"` is not an object. Was expecting an'
+            ' object with the `_geo.lat` and `_geo.lng` fields but instead got `"foo"`.',
+        ),
+        (
+            {"lat": "x", "lng": None},
+            "Could not parse latitude nor longitude in the document with the id:"
+            ' `"bad"`. Was expecting finite numbers but instead got `"x"` and `null`.',
+        ),
+        (
+            {"lat": 1, "lng": 2, "z": 3},
+            'The `_geo` field in the document with the id: `"bad"` contains the'
+            ' following unexpected fields: `{"z":3}`.',
+        ),
     ]
     for geo, message in cases:
         task = wait_task(cluster, index.add_documents([{"id": "bad", "_geo": geo}]).task_uid)

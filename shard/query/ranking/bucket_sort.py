@@ -15,6 +15,7 @@ from typing import TypeVar
 from pyroaring import BitMap
 
 from common.sort import SortCriterion
+from shard.index.settings import displayed_attributes
 from shard.query.context import SearchContext
 from shard.query.derivations import Derivations
 from shard.query.distinct import Distinct
@@ -60,7 +61,9 @@ class Ranker:
         term_counts: list[int] | None = None,
         sort: Sequence[SortCriterion] = (),
         distinct: Distinct | None = None,
+        ranking_rules: Sequence[str] | None = None,
     ) -> None:
+        """``ranking_rules``: the rules to apply instead of the index's (document reads: ``["sort"]``)."""
         self.ctx = ctx
         self.query = query
         self.coverage = Coverage(ctx, derivations)
@@ -68,9 +71,12 @@ class Ranker:
         nearest_to = terms[0].position if len(terms) == 1 else None
         matcher = DocMatcher(derivations, ctx.allowed_fields, ctx.exact_fields, nearest_to)
         self.costs = DocumentCosts(ctx, query, derivations, matcher)
-        names = ctx.settings.get("rankingRules") or DEFAULT_RULES
+        names = ranking_rules or ctx.settings.get("rankingRules") or DEFAULT_RULES
         self.rules: list[Rule] = configured_rules(
-            names, strategy, sort_rules(names, sort), placeholder=query.placeholder
+            names,
+            strategy,
+            sort_rules(names, sort, displayed_attributes(ctx.settings)),
+            placeholder=query.placeholder,
         )
         self.strategy = strategy
         self.threshold = threshold

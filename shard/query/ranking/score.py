@@ -21,6 +21,8 @@ class Rank:
     sort: tuple[bool, Any] | None = None
     """For sort rules, which have no steps (they do not score): (ascending, the value compared across
     shards: a number, a normalised string or None when the document has none)."""
+    hidden: bool = False
+    """A sort rule on a field ``displayedAttributes`` hides: its details are redacted."""
 
 
 SKIPPED = Rank("skipped", ((0, 1),))
@@ -51,9 +53,32 @@ def sort_key(ranks: Sequence[Rank]) -> list[Any]:
     return key
 
 
+def score_groups(ranks: Sequence[Rank]) -> list[Any]:
+    """The weighted score sequence federated search compares (search.md §2.3) before weighting: each
+    run of consecutive relevancy rules folded into one score, each sort rule as ``[ascending, value]``."""
+    groups: list[Any] = []
+    steps: list[Step] = []
+    for rank in ranks:
+        if rank.sort is None:
+            steps.extend(rank.steps)
+            continue
+        if steps:
+            groups.append(fold(steps))
+            steps = []
+        groups.append(list(rank.sort))
+    if steps:
+        groups.append(fold(steps))
+    return groups
+
+
 def details(ranks: Sequence[Rank]) -> dict[str, Any]:
+    """``_rankingScoreDetails`` (search.md §1.6): a sort on a hidden field names neither the field nor
+    the value, so it cannot reveal what ``displayedAttributes`` hides."""
     rendered: dict[str, Any] = {}
     for order, rank in enumerate(ranks):
+        if rank.hidden:
+            rendered[f"<hidden-rule-{order}>"] = {"order": order, "value": "<hidden>"}
+            continue
         entry: dict[str, Any] = {"order": order, **rank.details}
         if rank.rule != "skipped" and rank.sort is None:
             entry["score"] = fold(rank.steps)

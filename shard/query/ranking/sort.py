@@ -10,7 +10,7 @@ growing size, so a page of a large bucket costs a partition, not a full sort.
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 import numpy.typing as npt
@@ -42,10 +42,11 @@ def _reader(ctx: SearchContext) -> tuple[FacetReader, CacheRef | None]:
 
 
 class FieldSortRule:
-    def __init__(self, field: str, ascending: bool) -> None:
+    def __init__(self, field: str, ascending: bool, hidden: bool = False) -> None:
         self.name = f"{field}:{_direction(ascending)}"
         self.field = field
         self.ascending = ascending
+        self.hidden = hidden
         self._column: SortColumn | None = None
 
     def buckets(self, ranker: Ranker, docs: BitMap, kept: Kept) -> Iterator[Bucket]:
@@ -54,9 +55,10 @@ class FieldSortRule:
             self._column = sort_column(reader, self.field, cached)
         column = self._column
         ids = to_ids(docs)
-        for rank, group in ordered_groups(ids, column.ranks(ids, self.ascending)):
-            value = column.value(int(rank), self.ascending)
-            yield Bucket(group, Rank(self.name, (), {"value": value}, (self.ascending, value)), kept)
+        for ordinal, group in ordered_groups(ids, column.ranks(ids, self.ascending)):
+            value = column.value(int(ordinal), self.ascending)
+            rank = Rank(self.name, (), {"value": value}, (self.ascending, value), self.hidden)
+            yield Bucket(group, rank, kept)
 
 
 class GeoSortRule:
@@ -114,9 +116,12 @@ def ordered_groups(
         chunk *= 4
 
 
-def sort_rules(ranking_rules: Sequence[str], criteria: Sequence[SortCriterion]) -> list[list[Rule]]:
+def sort_rules(
+    ranking_rules: Sequence[str], criteria: Sequence[SortCriterion], displayed: Sequence[str] | None = None
+) -> list[list[Rule]]:
     """Per ranking rule, the sort rules it stands for: the query's criteria at ``sort``, a custom
-    ``field:asc|desc`` rule itself; a field already sorted and any geo sort after the first are ignored."""
+    ``field:asc|desc`` rule itself; a field already sorted and any geo sort after the first are ignored.
+    ``displayed``: the displayed attributes (None: all), whose complement gets redacted details."""
     sorted_fields: set[str] = set()
     geo = False
     result: list[list[Rule]] = []
@@ -135,27 +140,35 @@ def sort_rules(ranking_rules: Sequence[str], criteria: Sequence[SortCriterion]) 
                 geo = True
             elif entry.field not in sorted_fields:
                 sorted_fields.add(entry.field)
-                rules.append(FieldSortRule(entry.field, entry.ascending))
+                rules.append(FieldSortRule(entry.field, entry.ascending, not _shown(entry.field, displayed)))
         result.append(rules)
     return result
 
 
+def _shown(field: str, displayed: Sequence[str] | None) -> bool:
+    """Whether a hit may show ``field``: displayed itself or nested under a displayed attribute."""
+    return displayed is None or any(field == name or field.startswith(name + ".") for name in displayed)
 
-def query_sort(ctx: SearchContext, params: dict[str, Any]) -> list[SortCriterion]:
-    """The search's ``sort`` criteria, checked against the index's settings (the gateway checked the
-    syntax, the shard holds the settings)."""
-    entries = params.get("sort") or []
+
+def query_sort(
+    ctx: SearchContext, entries: Sequence[str] | None, *, documents: bool = False
+) -> list[SortCriterion]:
+    """The ``sort`` criteria of a search (``invalid_search_sort``) or of a document read
+    (``documents``: ``invalid_document_sort``), checked against the index's settings (the gateway checked
+    the syntax, the shard holds the settings). A document read sorts by its criteria alone, so it does
+    not need the ``sort`` ranking rule."""
+    rules = None if documents else ctx.settings.get("rankingRules") or DEFAULT_RULES
     try:
-        criteria = parse_sort(entries)
+        criteria = parse_sort(entries or [])
         check_sort(
             criteria,
-            ranking_rules=ctx.settings.get("rankingRules") or DEFAULT_RULES,
+            ranking_rules=rules,
             sortable=ctx.settings.get("sortableAttributes") or [],
             displayed=ctx.settings.get("displayedAttributes") or ["*"],
             index_uid=ctx.index_uid,
         )
     except SortError as error:
-        raise error.api_error("invalid_search_sort") from None
+        raise error.api_error("invalid_document_sort" if documents else "invalid_search_sort") from None
     return criteria
 
 
