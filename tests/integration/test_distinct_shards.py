@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from tests.integration.search_support import make_index, search
+from tests.integration.search_support import one_and_three_shards, search
 from tests.support.cluster import RunningCluster
 
 
@@ -46,10 +46,8 @@ def expected(docs: list[dict[str, Any]]) -> list[int]:
 @pytest.fixture(scope="module")
 def clusters() -> Iterator[tuple[RunningCluster, RunningCluster]]:
     settings = {"sortableAttributes": ["rank"], "filterableAttributes": ["tags"]}
-    with RunningCluster(shards=1) as one, RunningCluster(shards=3) as three:
-        for running in (one, three):
-            make_index(running, "chains", DOCS, settings)
-        yield one, three
+    with one_and_three_shards("chains", DOCS, settings) as pair:
+        yield pair
 
 
 def _strip(body: dict[str, Any]) -> dict[str, Any]:

@@ -15,7 +15,14 @@ import httpx
 import pytest
 
 from tests.integration.facet_support import expected_facets, normalise
-from tests.integration.search_support import assert_error, make_index, search, search_raw, update_settings
+from tests.integration.search_support import (
+    assert_error,
+    make_index,
+    one_and_three_shards,
+    search,
+    search_raw,
+    update_settings,
+)
 from tests.support.client import client_for, wait_task
 from tests.support.cluster import RunningCluster
 
@@ -49,10 +56,8 @@ def strip(body: dict[str, Any]) -> dict[str, Any]:
 
 @pytest.fixture(scope="module")
 def clusters() -> Iterator[tuple[RunningCluster, RunningCluster]]:
-    with RunningCluster(shards=1) as one, RunningCluster(shards=3) as three:
-        for running in (one, three):
-            make_index(running, "facets", DOCS, SETTINGS)
-        yield one, three
+    with one_and_three_shards("facets", DOCS, SETTINGS) as pair:
+        yield pair
 
 
 def both(clusters: tuple[RunningCluster, RunningCluster], **params: Any) -> dict[str, Any]:

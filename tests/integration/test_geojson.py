@@ -16,7 +16,7 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.integration.search_support import assert_error, make_index, search
+from tests.integration.search_support import assert_error, make_index, one_and_three_shards, search
 from tests.support.client import client_for, wait_task
 from tests.support.cluster import RunningCluster
 from tests.support.geo_reference import haversine, parts, shape_distance, shape_intersects_polygon
@@ -79,10 +79,8 @@ POLYGONS = [
 
 @pytest.fixture(scope="module")
 def clusters() -> Iterator[tuple[RunningCluster, RunningCluster]]:
-    with RunningCluster(shards=1) as one, RunningCluster(shards=3) as three:
-        for running in (one, three):
-            make_index(running, "places", DOCS, SETTINGS)
-        yield one, three
+    with one_and_three_shards("places", DOCS, SETTINGS) as pair:
+        yield pair
 
 
 def both(clusters: tuple[RunningCluster, RunningCluster], **params: Any) -> list[int]:
