@@ -104,14 +104,18 @@ def search(
     )
     universe = (ctx.state.live if query.placeholder else ranker.universe()) - excluded
     if distinct is not None and params.get("distinctValues") is not None:
-        # The gateway's second round: the candidates the page's distinct values leave (see Distinct).
-        return SearchResult([], len(universe - distinct.docs_of(params["distinctValues"])), cap)
+        # The gateway's second round: the candidates the page's distinct values leave (see Distinct)
+        # and the threshold keeps.
+        return SearchResult([], ranker.count(universe - distinct.docs_of(params["distinctValues"]), cap), cap)
     if query.placeholder and not ranker.rules and distinct is None:
         ranked = [RankedDoc(doc_id, ()) for doc_id in _first(universe, wanted)]
         candidates = len(universe)
     else:
         outcome = ranker.rank(universe, wanted)
         ranked, candidates = outcome.docs, outcome.candidates
+        if distinct is not None and wanted == 0:
+            # No page, so no second round: the count is the candidates the threshold keeps.
+            candidates = ranker.count(universe, cap)
     entries = _entries(ctx, query, derivations, ranked, params, first_geo_point(criteria), distinct)
     return SearchResult(entries, candidates, cap, facets=facet_reply(ctx, universe, params))
 

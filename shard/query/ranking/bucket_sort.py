@@ -122,6 +122,32 @@ class Ranker:
             candidates -= len(self.distinct.excluded & docs)
         return RankingOutcome(found, candidates - self.dropped)
 
+    def count(self, docs: BitMap, limit: int) -> int:
+        """How many of ``docs`` score at least the threshold, counted up to ``limit`` (all of them
+        without one). Every bucket that may still reach it is split down to the last rule, with no
+        per-document budget (the cutoff still applies), so the answer depends neither on the page
+        nor on how documents are spread over shards."""
+        if self.threshold is None:
+            return len(docs)
+        self.budget = None
+        return self._count(0, docs, self.kept_sets[0], (), self.threshold, limit) if docs else 0
+
+    def _count(
+        self, depth: int, docs: BitMap, kept: Kept, ranks: tuple[Rank, ...], threshold: float, limit: int
+    ) -> int:
+        if ranks and score(ranks) < threshold:
+            return 0
+        if depth == len(self.rules) or (ranks and ranks[-1] is SKIPPED):
+            return min(len(docs), limit)
+        total = 0
+        for bucket in self.rules[depth].buckets(self, docs, kept):
+            total += self._count(
+                depth + 1, bucket.docs, bucket.kept, (*ranks, bucket.rank), threshold, limit - total
+            )
+            if total >= limit:
+                break
+        return total
+
     def group(self, docs: BitMap, key: Callable[[int], CostKey]) -> dict[CostKey, list[int]] | None:
         """Documents grouped by a per-document key, or None when the budget or cutoff is exhausted."""
         costs = self.costs
