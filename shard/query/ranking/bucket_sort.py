@@ -79,7 +79,8 @@ class Ranker:
         cutoff = ctx.settings.get("searchCutoffMs")
         self.deadline = time.monotonic() + (DEFAULT_CUTOFF_MS if cutoff is None else cutoff) / 1000
         self.budget = PER_DOCUMENT_BUDGET if cutoff is None else None
-        self.dropped = 0
+        self.dropped = BitMap()
+        """Documents of explored buckets the threshold dropped (distinct may have excluded some too)."""
         self.distinct = distinct
 
     def _kept_sets(self) -> list[Kept]:
@@ -115,12 +116,10 @@ class Ranker:
 
     def rank(self, docs: BitMap, wanted: int) -> RankingOutcome:
         found: list[RankedDoc] = []
-        candidates = len(docs)
         if wanted > 0 and docs:
             self._visit(0, docs, self.kept_sets[0], (), found, wanted)
-        if self.distinct is not None:
-            candidates -= len(self.distinct.excluded & docs)
-        return RankingOutcome(found, candidates - self.dropped)
+        gone = self.dropped if self.distinct is None else self.dropped | self.distinct.excluded
+        return RankingOutcome(found, len(docs) - len(gone & docs))
 
     def count(self, docs: BitMap, limit: int) -> int:
         """How many of ``docs`` score at least the threshold, counted up to ``limit`` (all of them
@@ -172,12 +171,12 @@ class Ranker:
         threshold = self.threshold
         # The score of the ranks so far is the best any document below them can still reach.
         if threshold is not None and ranks and score(ranks) < threshold:
-            self.dropped += len(docs)
+            self.dropped |= docs
             return
         last = depth == len(self.rules) or (ranks and ranks[-1] is SKIPPED)
         if last:
             if threshold is not None and ranks and score(ranks) < threshold:
-                self.dropped += len(docs)
+                self.dropped |= docs
                 return
             for doc_id in docs:
                 if self.distinct is not None and not self.distinct.keep(doc_id):
