@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from functools import partial
 from itertools import compress
 
 from icu4py.breakers import WordBreaker
@@ -29,6 +30,7 @@ class Analyzer:
         self._stop_words = config.stop_words
         self._folds = Memo(fold)
         self._index_forms = Memo(self._index_form)
+        self._value_forms: dict[tuple[str, ...], Memo] = {}
         self._localized = LocalizedAttributes(config.localized_attributes)
         self._stemmers = Stemmers()
         prime_word_breaker()  # ICU's segmentation must not depend on what was segmented before
@@ -103,6 +105,15 @@ class Analyzer:
             if token.kind is TokenKind.WORD and token.normalized
         ]
 
+    def normalize_value(self, text: str, locales: tuple[str, ...] = ()) -> str:
+        """A whole value normalised as its words are, separators folded and kept in place: facet search
+        (search.md §3.1) matches a query's form as a prefix of a value's form. Memoised per locales,
+        since one facet search normalises every value of a field."""
+        forms = self._value_forms.get(locales)
+        if forms is None:
+            forms = self._value_forms[locales] = Memo(partial(self._value_form, locales))
+        return forms[text]
+
     def detect_language(self, text: str) -> str | None:
         """ISO 639-3 code of the text's language if confidently detected and stemmable, else None."""
         return detect_language(text)
@@ -136,6 +147,12 @@ class Analyzer:
                     words.append(form)
                     positions.append(position)
         return words, positions, length
+
+    def _value_form(self, locales: tuple[str, ...], text: str) -> str:
+        return "".join(
+            token.normalized if token.kind is TokenKind.WORD else fold(token.text)
+            for token in self.tokens(text, locales)
+        )
 
     def _index_form(self, word: str) -> str:
         """The indexed form of a raw word, or "" when it is not indexed."""

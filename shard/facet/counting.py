@@ -8,7 +8,7 @@ first in insertion order across shards.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from pyroaring import BitMap
@@ -54,12 +54,20 @@ class ValueCounter:
         self.everything = len(candidates) == len(state.live)
 
     def values(
-        self, field: bytes, kind: bytes, start: bytes = b"", *, prefixed: bool = False
+        self,
+        field: bytes,
+        kind: bytes,
+        start: bytes = b"",
+        *,
+        prefixed: bool = False,
+        keep: Callable[[bytes], bool] | None = None,
     ) -> Iterator[Counted]:
         """The values of one kind that some candidate has, in key order, from ``start`` on (only those
-        starting with it when ``prefixed``)."""
+        starting with it when ``prefixed``, and ``keep`` accepts, before any bitmap is decoded)."""
         prefix = field + kind
         for key, stored in scan(self.txn, self.db, prefix + start, prefix + start if prefixed else prefix):
+            if keep is not None and not keep(key[len(prefix) :]):
+                continue
             counted = self._count(key[len(prefix) :], stored)
             if counted is not None:
                 yield counted

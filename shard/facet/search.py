@@ -1,26 +1,31 @@
 """One shard's part of ``POST /indexes/{uid}/facet-search`` (search.md §3.1).
 
-The query is normalised like stored strings and matched as a prefix of the whole value, with typos
-allowed by its byte length (``minWordSizeForTypos``) unless typo tolerance is off, the attribute is
-in ``disableOnAttributes`` (plain prefix) or the query is in ``disableOnWords`` (equality only).
-Only string values are searched. As for distributions (distribution.py), ``alpha`` order sends the
-first ``maxValuesPerFacet`` matches and ``count`` order every match, so the gateway's sums are exact.
+The query and each stored string are compared in the analyser's normal form (``normalize_value``:
+case and diacritics folded as for searchable words, with the field's ``localizedAttributes``
+locales), so ``ang`` finds ``Ängel``. That form is derived at query time from the stored keys
+(filters keep their own form, keys.py), so every string of the field is read. A match is a prefix
+of the whole value, with typos allowed by the query's byte length (``minWordSizeForTypos``) unless
+typo tolerance is off, the attribute is in ``disableOnAttributes`` (plain prefix) or the query is in
+``disableOnWords`` (equality only). Only string values are searched. As for distributions
+(distribution.py), ``alpha`` order sends the first ``maxValuesPerFacet`` matches and ``count`` order
+every match, so the gateway's sums are exact.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from functools import partial
 from itertools import islice
 from typing import Any
 
 from common.facets import COUNT, check_facet_search, facet_order, max_values
+from shard.analysis import Analyzer
 from shard.facet.counting import Counted, ValueCounter
-from shard.facet.keys import STRING, encode_string
-from shard.facet.values import normalize_facet
+from shard.facet.keys import STRING
 from shard.index.settings import Settings
 
 
-def shard_facet_search(counter: ValueCounter, request: dict[str, Any]) -> dict[str, Any]:
+def shard_facet_search(counter: ValueCounter, analyzer: Analyzer, request: dict[str, Any]) -> dict[str, Any]:
     """``{"order", "maxValuesPerFacet", "hits": [[normalised, count, sequence, spelling]]}``."""
     name, settings = request["facetName"], counter.settings
     check_facet_search(name, settings)
@@ -29,26 +34,35 @@ def shard_facet_search(counter: ValueCounter, request: dict[str, Any]) -> dict[s
     field = counter.reader.field(name)
     if field is None:
         return reply
-    matches = _matches(counter, field, name, settings, normalize_facet(request.get("facetQuery") or ""))
+    normalize = partial(analyzer.normalize_value, locales=analyzer.locales_for(name))
+    matches = _matches(counter, field, name, settings, normalize, (request.get("facetQuery") or "").strip())
     reply["hits"] = counter.labelled(field, list(matches if order == COUNT else islice(matches, limit)))
     return reply
 
 
 def _matches(
-    counter: ValueCounter, field: bytes, name: str, settings: Settings, query: str
+    counter: ValueCounter,
+    field: bytes,
+    name: str,
+    settings: Settings,
+    normalize: Callable[[str], str],
+    facet_query: str,
 ) -> Iterator[Counted]:
+    query = normalize(facet_query)
     if not query:
         return counter.values(field, STRING)
     typo = settings.get("typoTolerance") or {}
-    encoded = encode_string(query)
-    if query in {normalize_facet(word) for word in typo.get("disableOnWords") or ()}:
-        values = counter.values(field, STRING, encoded, prefixed=True)
-        return (value for value in values if value.encoded == encoded)
-    typos = _allowed_typos(typo, name, len(query.encode()))
-    if typos == 0:
-        return counter.values(field, STRING, encoded, prefixed=True)
-    within = _prefix_within(query, typos)
-    return (value for value in counter.values(field, STRING) if within(value.encoded.decode()))
+    if query in {normalize(word.strip()) for word in typo.get("disableOnWords") or ()}:
+        accept: Callable[[str], bool] = query.__eq__
+    elif (typos := _allowed_typos(typo, name, len(query.encode()))) == 0:
+        accept = partial(_starts_with, query)
+    else:
+        accept = _prefix_within(query, typos)
+    return counter.values(field, STRING, keep=lambda encoded: accept(normalize(encoded.decode())))
+
+
+def _starts_with(prefix: str, value: str) -> bool:
+    return value.startswith(prefix)
 
 
 def _allowed_typos(typo: dict[str, Any], name: str, size: int) -> int:

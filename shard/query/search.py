@@ -113,8 +113,9 @@ def search(
     )
     universe = (ctx.state.live if query.placeholder else ranker.universe()) - excluded
     if distinct is not None and params.get("distinctValues") is not None:
-        # The gateway's second round: the candidates the page's distinct values leave (see Distinct).
-        remaining = len(universe - distinct.docs_of(params["distinctValues"]))
+        # The gateway's second round: the candidates the page's distinct values leave (see Distinct)
+        # and the threshold keeps.
+        remaining = ranker.count(universe - distinct.docs_of(params["distinctValues"]), cap)
         if steps is not None:
             steps.lap("count distinct")
         return SearchResult([], remaining, cap)
@@ -124,6 +125,9 @@ def search(
     else:
         outcome = ranker.rank(universe, wanted)
         ranked, candidates = outcome.docs, outcome.candidates
+        if distinct is not None and wanted == 0:
+            # No page, so no second round: the count is the candidates the threshold keeps.
+            candidates = ranker.count(universe, cap)
     if steps is not None:
         steps.lap("rank")
     entries = _entries(ctx, query, derivations, ranked, params, first_geo_point(criteria), distinct)

@@ -3,12 +3,24 @@
 from __future__ import annotations
 
 import unicodedata
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 
 def normalise(text: str) -> str:
     return unicodedata.normalize("NFKD", text.strip()).lower()
+
+
+_FOLDED_LETTERS = str.maketrans({"ø": "o", "æ": "ae", "œ": "oe", "ß": "ss"})
+
+
+def search_form(text: str) -> str:
+    """Facet search's form of a Latin, Greek or kana value (search.md §3.1): case folded, compatibility
+    decomposed, Latin/Greek diacritics dropped, letters without a decomposition spelled out, as the
+    analyser normalises searchable words."""
+    decomposed = unicodedata.normalize("NFKD", text.strip().casefold())
+    bare = "".join(char for char in decomposed if not 0x300 <= ord(char) <= 0x36F)
+    return unicodedata.normalize("NFC", bare.translate(_FOLDED_LETTERS))
 
 
 def number_key(value: float) -> str:
@@ -65,3 +77,13 @@ def expected_facets(
         shown[spelling] = count
     stats = {"min": min(numbers), "max": max(numbers)} if numbers else None
     return shown, stats
+
+
+def expected_hits(
+    docs: list[dict[str, Any]], field: str, keep: Callable[[str], bool], limit: int = 100
+) -> list[dict[str, Any]]:
+    """Facet-search hits over ``docs``: the string values whose search form ``keep`` accepts, in the
+    distribution's order and spelling."""
+    shown, _ = expected_facets(docs, field, 10_000)
+    hits = [{"value": value, "count": count} for value, count in shown.items() if keep(search_form(value))]
+    return hits[:limit]

@@ -85,7 +85,8 @@ class Ranker:
         cutoff = ctx.settings.get("searchCutoffMs")
         self.deadline = time.monotonic() + (DEFAULT_CUTOFF_MS if cutoff is None else cutoff) / 1000
         self.budget = PER_DOCUMENT_BUDGET if cutoff is None else None
-        self.dropped = 0
+        self.dropped = BitMap()
+        """Documents of explored buckets the threshold dropped (distinct may have excluded some too)."""
         self.distinct = distinct
 
     def _kept_sets(self) -> list[Kept]:
@@ -121,12 +122,36 @@ class Ranker:
 
     def rank(self, docs: BitMap, wanted: int) -> RankingOutcome:
         found: list[RankedDoc] = []
-        candidates = len(docs)
         if wanted > 0 and docs:
             self._visit(0, docs, self.kept_sets[0], (), found, wanted)
-        if self.distinct is not None:
-            candidates -= len(self.distinct.excluded & docs)
-        return RankingOutcome(found, candidates - self.dropped)
+        gone = self.dropped if self.distinct is None else self.dropped | self.distinct.excluded
+        return RankingOutcome(found, len(docs) - len(gone & docs))
+
+    def count(self, docs: BitMap, limit: int) -> int:
+        """How many of ``docs`` score at least the threshold, counted up to ``limit`` (all of them
+        without one). Every bucket that may still reach it is split down to the last rule, with no
+        per-document budget (the cutoff still applies), so the answer depends neither on the page
+        nor on how documents are spread over shards."""
+        if self.threshold is None:
+            return len(docs)
+        self.budget = None
+        return self._count(0, docs, self.kept_sets[0], (), self.threshold, limit) if docs else 0
+
+    def _count(
+        self, depth: int, docs: BitMap, kept: Kept, ranks: tuple[Rank, ...], threshold: float, limit: int
+    ) -> int:
+        if ranks and score(ranks) < threshold:
+            return 0
+        if depth == len(self.rules) or (ranks and ranks[-1] is SKIPPED):
+            return min(len(docs), limit)
+        total = 0
+        for bucket in self.rules[depth].buckets(self, docs, kept):
+            total += self._count(
+                depth + 1, bucket.docs, bucket.kept, (*ranks, bucket.rank), threshold, limit - total
+            )
+            if total >= limit:
+                break
+        return total
 
     def group(self, docs: BitMap, key: Callable[[int], CostKey]) -> dict[CostKey, list[int]] | None:
         """Documents grouped by a per-document key, or None when the budget or cutoff is exhausted."""
@@ -152,12 +177,12 @@ class Ranker:
         threshold = self.threshold
         # The score of the ranks so far is the best any document below them can still reach.
         if threshold is not None and ranks and score(ranks) < threshold:
-            self.dropped += len(docs)
+            self.dropped |= docs
             return
         last = depth == len(self.rules) or (ranks and ranks[-1] is SKIPPED)
         if last:
             if threshold is not None and ranks and score(ranks) < threshold:
-                self.dropped += len(docs)
+                self.dropped |= docs
                 return
             for doc_id in docs:
                 if self.distinct is not None and not self.distinct.keep(doc_id):
