@@ -29,7 +29,8 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
 
 
 def bodies(seed: int, count: int) -> dict[str, list[dict[str, Any]]]:
-    """Request bodies per class: offsets up to 1,000, countries and points drawn from the dataset."""
+    """Request bodies per class: offsets up to 1,000, countries and points drawn from the dataset
+    (country codes quoted: ``IN`` and ``TO`` are filter keywords)."""
     rng = random.Random(seed)
     cities = rng.sample(list(DATASETS[DATASET].documents()), count)
     offsets = [rng.randrange(1000) for _ in range(count)]
@@ -39,7 +40,8 @@ def bodies(seed: int, count: int) -> dict[str, list[dict[str, Any]]]:
             {"sort": ["country:desc", "name:asc"], "offset": offset, "limit": 20} for offset in offsets
         ],
         "filter_name": [
-            {"filter": f"country = {city['country']}", "sort": ["name:desc"], "limit": 20} for city in cities
+            {"filter": f"country = '{city['country']}'", "sort": ["name:desc"], "limit": 20}
+            for city in cities
         ],
         "id_desc": [{"sort": ["id:desc"], "offset": offset, "limit": 20} for offset in offsets],
         "geo_point": [
