@@ -16,9 +16,7 @@ from __future__ import annotations
 
 import argparse
 import math
-import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -34,8 +32,9 @@ from bench import ingest, queries, synthetic
 from bench.datasets import DATASETS, wait_for_task
 from bench.loadgen import LoadSpec, Request
 from bench.procstat import ProcessSampler, cluster_processes
+from bench.profiling import profile, render_profile
 from bench.report import LATENCY_COLUMNS, peak_memory, summarize_level
-from bench.run import RESULTS_DIR, measure
+from bench.run import measure
 from tests.support.cluster import RunningCluster
 
 # Title-like and body-like field of each dataset, the text queries are drawn from.
@@ -51,8 +50,6 @@ SAMPLE_DOCS = 2000  # documents the queries are drawn from
 SYNTHETIC_SAMPLE_FROM = 20_000
 _JSON = (("Content-Type", "application/json"),)
 _LOAD_TIMEOUT = 3600.0
-_PROFILED = ("shard-0", "gateway")
-_TOP_FRAMES = 12
 
 
 def parse_args(argv: list[str]) -> argparse.Namespace:
@@ -209,78 +206,6 @@ def resident_mib(pids: dict[str, int]) -> dict[str, float | None]:
     return {name: figures.peak_rss_mib for name, figures in sampler.stop().items()}
 
 
-def py_spy() -> str | None:
-    """py-spy beside this interpreter (the venv) or on ``PATH``."""
-    beside = Path(sys.executable).parent / "py-spy"
-    return str(beside) if beside.exists() else shutil.which("py-spy")
-
-
-def profile(launcher_pid: int, spec: LoadSpec, label: str, stamp: str) -> dict[str, Any]:
-    """Sample ``shard-0`` and the gateway with py-spy while ``spec`` runs; collapsed stacks and top frames.
-
-    ``--nonblocking`` reads the processes without pausing them, so the profiled run keeps its pace
-    (at the price of an occasional torn stack).
-    """
-    spy = py_spy()
-    if spy is None:
-        return {"error": "py-spy not found beside the interpreter or on PATH (.venv/bin/pip install py-spy)"}
-    pids = cluster_processes(launcher_pid)
-    seconds = max(1, math.floor(spec.duration))
-    recorders = {}
-    for name in _PROFILED:
-        output = RESULTS_DIR / f"profile-{label}-{name}-{stamp}.txt"
-        command = [spy, "record", "--pid", str(pids[name]), "--duration", str(seconds), "--rate", "200"]
-        command += ["--format", "raw", "--nonblocking", "--output", str(output)]
-        recorders[name] = (
-            output,
-            subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE),
-        )
-    # The load covers py-spy's window: it starts before py-spy has attached and ends a second after.
-    result = measure(
-        LoadSpec(spec.host, spec.port, spec.concurrency, 0.0, seconds + 1.0, spec.requests), pids
-    )
-    profiles: dict[str, Any] = {"load": {key: result[key] for key in ("concurrency", "rps", "p50_ms")}}
-    for name, (output, recorder) in recorders.items():
-        _, stderr = recorder.communicate(timeout=60)
-        if recorder.returncode != 0 or not output.exists():
-            profiles[name] = {"error": stderr.decode(errors="replace").strip()[-500:]}
-        else:
-            profiles[name] = {"file": str(output), **top_frames(output.read_text())}
-    return profiles
-
-
-def top_frames(collapsed: str, top: int = _TOP_FRAMES) -> dict[str, Any]:
-    """Samples and the functions that take the most of them, from py-spy's raw (collapsed) stacks.
-
-    ``self``: the function was on top of the stack; ``total``: anywhere on it. Line numbers are
-    dropped so a function's lines add up.
-    """
-    own: Counter[str] = Counter()
-    total: Counter[str] = Counter()
-    samples = 0
-    for line in collapsed.splitlines():
-        stack, _, count_text = line.rpartition(" ")
-        if not stack:
-            continue
-        count = int(count_text)
-        frames = [_function(frame) for frame in stack.split(";")]
-        samples += count
-        own[frames[-1]] += count
-        for frame in set(frames):
-            total[frame] += count
-
-    def shares(counter: Counter[str]) -> list[tuple[str, float]]:
-        return [(frame, round(100 * n / samples, 1)) for frame, n in counter.most_common(top)]
-
-    return {"samples": samples, "self_pct": shares(own), "total_pct": shares(total)} if samples else {}
-
-
-def _function(frame: str) -> str:
-    """``search (shard/query/search.py:52)`` -> ``search (shard/query/search.py)``."""
-    name, _, where = frame.partition(" (")
-    return f"{name} ({where.rsplit(':', 1)[0]})" if where else name
-
-
 def measure_classes(
     cluster: RunningCluster, args: argparse.Namespace, requests: dict[str, tuple[Request, ...]]
 ) -> list[dict[str, Any]]:
@@ -426,25 +351,6 @@ def render(report: dict[str, Any]) -> str:
     if report["profile"]:
         lines += ["", *render_profile(report["profile"])]
     return "\n".join(lines)
-
-
-def render_profile(profiled: dict[str, Any]) -> list[str]:
-    load = profiled.get("load", {})
-    lines = [
-        f"profile of {profiled['class']}"
-        + (f" at {load['concurrency']} clients ({load['rps']:.0f} req/s under py-spy)" if load else "")
-    ]
-    if "error" in profiled:
-        return [*lines, f"  {profiled['error']}"]
-    for name in _PROFILED:
-        figures = profiled[name]
-        if "error" in figures or not figures:
-            lines.append(f"{name}: py-spy failed: {figures.get('error', 'no samples')}")
-            continue
-        lines.append(f"{name}: {figures['samples']} samples, collapsed stacks in {figures['file']}")
-        lines.append(f"  {'self %':>6}  function (top of stack)")
-        lines += [f"  {share:>6.1f}  {frame}" for frame, share in figures["self_pct"]]
-    return lines
 
 
 def _cell(value: float | None, width: int, digits: int) -> str:
