@@ -102,6 +102,7 @@ class RunningCluster:
 
     def backend_pid(self, name: str) -> int | None:
         """The pid a backend reports over gRPC, or None when it does not answer."""
+        stub_type: type[scheduler_pb2_grpc.SchedulerStub] | type[shard_pb2_grpc.ShardStub]
         if name == "scheduler":
             target, stub_type = self.layout.scheduler_socket, scheduler_pb2_grpc.SchedulerStub
         else:
