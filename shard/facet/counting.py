@@ -72,6 +72,11 @@ class ValueCounter:
             if counted is not None:
                 yield counted
 
+    def count(self, field: bytes, kind: bytes, encoded: bytes) -> Counted | None:
+        """One value, when some candidate has it."""
+        stored = self.txn.get(field + kind + encoded, db=self.db)
+        return None if stored is None else self._count(encoded, stored)
+
     def last_number(self, field: bytes) -> float | None:
         """The highest number some candidate has: a backward walk from the end of the field's numbers."""
         prefix = field + NUMBER

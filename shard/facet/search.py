@@ -2,8 +2,10 @@
 
 The query and each stored string are compared in the analyser's normal form (``normalize_value``:
 case and diacritics folded as for searchable words, with the field's ``localizedAttributes``
-locales), so ``ang`` finds ``Ängel``. That form is derived at query time from the stored keys
-(filters keep their own form, keys.py), so every string of the field is read. A match is a prefix
+locales), so ``ang`` finds ``Ängel``. That form is derived from the stored keys (filters keep their
+own form, keys.py): once per field and shard generation, every string of the field is normalised and
+the forms are kept sorted in the read cache (``SearchForms``), so a later prefix is two bisections and
+a typo query scans the forms without decoding a key. A match is a prefix
 of the whole value, with typos allowed by the query's byte length (``minWordSizeForTypos``) unless
 typo tolerance is off, the attribute is in ``disableOnAttributes`` (plain prefix) or the query is in
 ``disableOnWords`` (equality only). Only string values are searched. As for distributions
@@ -13,6 +15,8 @@ every match, so the gateway's sums are exact.
 
 from __future__ import annotations
 
+import hashlib
+from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterator
 from functools import partial
 from itertools import islice
@@ -22,10 +26,63 @@ from common.facets import COUNT, check_facet_search, facet_order, max_values
 from shard.analysis import Analyzer
 from shard.facet.counting import Counted, ValueCounter
 from shard.facet.keys import STRING
+from shard.index.postings import scan
 from shard.index.settings import Settings
+from shard.query.read_cache import FACET_FORMS, ReadCache
+
+_LAST_CHARACTER = chr(0x10FFFF)
+_BYTES_PER_FORM = 120
+"""Rough memory of one (form, key) pair with its list slots: its cache weight."""
 
 
-def shard_facet_search(counter: ValueCounter, analyzer: Analyzer, request: dict[str, Any]) -> dict[str, Any]:
+class SearchForms:
+    """A field's string keys ordered by their search form."""
+
+    def __init__(self, pairs: list[tuple[str, bytes]]) -> None:
+        pairs.sort()
+        self.forms = [form for form, _ in pairs]
+        self.keys = [key for _, key in pairs]
+
+    @property
+    def weight(self) -> int:
+        text = sum(len(form) + len(key) for form, key in zip(self.forms, self.keys, strict=True))
+        return text + _BYTES_PER_FORM * len(self.keys)
+
+    def starting_with(self, prefix: str) -> list[bytes]:
+        start = bisect_left(self.forms, prefix)
+        return self.keys[start : bisect_left(self.forms, prefix + _LAST_CHARACTER, start)]
+
+    def equal_to(self, form: str) -> list[bytes]:
+        return self.keys[bisect_left(self.forms, form) : bisect_right(self.forms, form)]
+
+    def accepted(self, accept: Callable[[str], bool]) -> list[bytes]:
+        return [key for form, key in zip(self.forms, self.keys, strict=True) if accept(form)]
+
+
+def search_forms(
+    counter: ValueCounter, field: bytes, normalize: Callable[[str], str], cached: tuple[ReadCache, int] | None
+) -> SearchForms:
+    """The field's forms, from the read cache when this generation already built them."""
+    # The forms depend on the field and on how values are normalised: the analyser (one per analysis
+    # configuration) and the field's locales, which ``normalize``'s repr names.
+    identity = hashlib.blake2b(field + repr(normalize).encode(), digest_size=8).digest()
+    cache_key = (FACET_FORMS, counter.index_id, int.from_bytes(identity, "big"))
+    if cached is not None and (forms := cached[0].get(cache_key)) is not None:
+        return forms  # type: ignore[no-any-return]
+    prefix = field + STRING
+    encoded = [key[len(prefix) :] for key, _ in scan(counter.txn, counter.db, prefix)]
+    forms = SearchForms([(normalize(key.decode()), key) for key in encoded])
+    if cached is not None:
+        cached[0].put(cached[1], cache_key, forms, forms.weight)
+    return forms
+
+
+def shard_facet_search(
+    counter: ValueCounter,
+    analyzer: Analyzer,
+    request: dict[str, Any],
+    cached: tuple[ReadCache, int] | None = None,
+) -> dict[str, Any]:
     """``{"order", "maxValuesPerFacet", "hits": [[normalised, count, sequence, spelling]]}``."""
     name, settings = request["facetName"], counter.settings
     check_facet_search(name, settings)
@@ -35,7 +92,8 @@ def shard_facet_search(counter: ValueCounter, analyzer: Analyzer, request: dict[
     if field is None:
         return reply
     normalize = partial(analyzer.normalize_value, locales=analyzer.locales_for(name))
-    matches = _matches(counter, field, name, settings, normalize, (request.get("facetQuery") or "").strip())
+    facet_query = (request.get("facetQuery") or "").strip()
+    matches = _matches(counter, field, name, settings, normalize, facet_query, cached)
     reply["hits"] = counter.labelled(field, list(matches if order == COUNT else islice(matches, limit)))
     return reply
 
@@ -47,22 +105,28 @@ def _matches(
     settings: Settings,
     normalize: Callable[[str], str],
     facet_query: str,
+    cached: tuple[ReadCache, int] | None,
 ) -> Iterator[Counted]:
+    """Matching values with a candidate, in key order (the order ``alpha`` pages by)."""
     query = normalize(facet_query)
     if not query:
         return counter.values(field, STRING)
+    forms = search_forms(counter, field, normalize, cached)
     typo = settings.get("typoTolerance") or {}
     if query in {normalize(word.strip()) for word in typo.get("disableOnWords") or ()}:
-        accept: Callable[[str], bool] = query.__eq__
+        keys = forms.equal_to(query)
     elif (typos := _allowed_typos(typo, name, len(query.encode()))) == 0:
-        accept = partial(_starts_with, query)
+        keys = forms.starting_with(query)
     else:
-        accept = _prefix_within(query, typos)
-    return counter.values(field, STRING, keep=lambda encoded: accept(normalize(encoded.decode())))
+        keys = forms.accepted(_prefix_within(query, typos))
+    return _counted(counter, field, sorted(keys))
 
 
-def _starts_with(prefix: str, value: str) -> bool:
-    return value.startswith(prefix)
+def _counted(counter: ValueCounter, field: bytes, keys: list[bytes]) -> Iterator[Counted]:
+    for key in keys:
+        counted = counter.count(field, STRING, key)
+        if counted is not None:
+            yield counted
 
 
 def _allowed_typos(typo: dict[str, Any], name: str, size: int) -> int:

@@ -12,7 +12,7 @@ import threading
 from typing import Any
 
 DEFAULT_BUDGET = 256 << 20
-RECORDS, DOCUMENT_BLOCKS, SORT_COLUMNS, GEO_POINTS, GEO_SHAPES = 0, 1, 2, 3, 4
+RECORDS, DOCUMENT_BLOCKS, SORT_COLUMNS, GEO_POINTS, GEO_SHAPES, FACET_FORMS = 0, 1, 2, 3, 4, 5
 """Kinds of cached value, the first part of a key ``(kind, index id, id)``."""
 
 Key = tuple[int, int, int]

@@ -1,0 +1,58 @@
+"""Facet search keeps each field's search forms in the read cache for a generation: later prefixes are
+bisections, and a batch that adds or removes values is seen by the next search."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from itertools import count
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from shard.query.read_cache import FACET_FORMS
+from shard.store import ShardStore
+
+_batch_uids = count(1)
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Iterator[ShardStore]:
+    opened = ShardStore(tmp_path / "store")
+    settings = {"filterableAttributes": ["name"]}
+    apply(opened, {"op": "updateSettings", "task": 1, "index": "i", "settings": settings})
+    yield opened
+    opened.close()
+
+
+def apply(store: ShardStore, operation: dict[str, Any]) -> None:
+    store.apply_batch(next(_batch_uids), [operation])
+
+
+def add(store: ShardStore, *names: str, first: int = 0) -> None:
+    docs = [[str(first + k), {"id": first + k, "name": name}, k] for k, name in enumerate(names)]
+    apply(store, {"op": "addDocuments", "task": 2, "index": "i", "mode": "replace", "documents": docs})
+
+
+def found(store: ShardStore, query: str) -> list[str]:
+    request = {"facetName": "name", "facetQuery": query}
+    result = store.search("i", {"q": "", "limit": 0, "facetSearch": request})
+    assert result is not None and result.facets is not None
+    return sorted(hit[3] for hit in result.facets["hits"])
+
+
+def cached_forms(store: ShardStore) -> int:
+    return sum(1 for key in store.cache._entries if key[0] == FACET_FORMS)
+
+
+def test_forms_are_built_once_per_generation_and_follow_batches(store: ShardStore) -> None:
+    add(store, "Ängel", "Angus", "Bergen", "Ångström")
+    assert cached_forms(store) == 0
+    assert found(store, "ang") == ["Angus", "Ängel", "Ångström"]
+    assert cached_forms(store) == 1
+    assert found(store, "ber") == ["Bergen"]
+    assert cached_forms(store) == 1
+    add(store, "Angers", first=10)
+    assert found(store, "ange") == ["Angers", "Ängel"]
+    apply(store, {"op": "deleteDocuments", "task": 3, "index": "i", "ids": ["1"]})
+    assert found(store, "ang") == ["Angers", "Ängel", "Ångström"]
