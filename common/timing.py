@@ -50,6 +50,12 @@ class Steps:
         return {name: human_duration(nanoseconds) for name, nanoseconds in self.durations.items()}
 
 
+def lap(steps: Steps | None, name: str) -> None:
+    """``steps.lap(name)`` when the query asked for details; nothing otherwise."""
+    if steps is not None:
+        steps.lap(name)
+
+
 def human_duration(nanoseconds: int) -> str:
     """``950ns``, ``12.35µs``, ``3.21ms``, ``1.50s``: the unit that keeps the figure readable, two
     decimals beyond nanoseconds (``999.996µs`` reads ``1.00ms``, not ``1000.00µs``)."""

@@ -10,7 +10,7 @@ from typing import Any
 from pyroaring import BitMap
 
 from common.features import NO_FEATURES, FilterFeatures
-from common.timing import Steps
+from common.timing import Steps, lap
 from shard.filter.apply import FilterScope, filter_documents
 from shard.index import catalog
 from shard.index.batches import BatchResult, Operation, apply_batch, recorded_result
@@ -139,8 +139,7 @@ class ShardStore:
                 return None
             settings = load_settings(self.env, txn, index_id)
             cached = (self.cache, generation)
-            if steps is not None:
-                steps.lap("open snapshot")
+            lap(steps, "open snapshot")
             return search(self.env, self.codec, txn, index_id, index_uid, settings, params, cached, steps)
 
     def check_documents(self, index_uid: str, request: dict[str, Any]) -> dict[str, Any]:

@@ -17,7 +17,7 @@ from sanic import Sanic
 from common.errors import ApiError
 from common.rpc import shard_pb2
 from common.settings.pagination import DEFAULT_MAX_TOTAL_HITS
-from common.timing import Steps
+from common.timing import Steps, lap
 from gateway.search.distinct import deduplicate
 from gateway.search.order import merge_order
 
@@ -79,12 +79,10 @@ async def search_index(
         pages, cap = found.pages, found.max_total_hits
         merged = list(heapq.merge(*pages, key=RankedHit.order))
         if all(hit.distinct is None for hit in merged):
-            if steps is not None:
-                steps.lap("merge")
+            lap(steps, "merge")
             return IndexSearch(merged[:wanted], found.candidates, cap, found.facets)
         kept, wrong = deduplicate(merged, wanted)
-        if steps is not None:
-            steps.lap("merge")
+        lap(steps, "merge")
         if wrong is not None:
             skipped.append(wrong.seq)
             shard_query["distinctSkip"] = skipped

@@ -14,7 +14,7 @@ from pyroaring import BitMap
 from common.documents.projection import select_attributes
 from common.errors import ApiError
 from common.settings.pagination import capped_window, max_total_hits
-from common.timing import Steps
+from common.timing import Steps, lap
 from shard.analysis import iso639_3
 from shard.facet.requests import facet_reply
 from shard.filter.apply import filtered_out
@@ -87,17 +87,14 @@ def search(
     cap = max_total_hits(settings)
     wanted = sum(capped_window(params.get("offset", 0), params.get("limit", 20), cap))
     derivations = derive(ctx, query, _query_language(ctx, params.get("q"), locales))
-    if steps is not None:
-        steps.lap("resolve query")
+    lap(steps, "resolve query")
     if params.get("countTerms"):
         coverage = Coverage(ctx, derivations)
         counts = [len(coverage.term_docs(term.index)) for term in query.terms]
-        if steps is not None:
-            steps.lap("count terms")
+        lap(steps, "count terms")
         return SearchResult([], 0, cap, counts)
     excluded = _excluded(ctx, query) | filtered_out(ctx, params)
-    if steps is not None:
-        steps.lap("filter")
+    lap(steps, "filter")
     criteria = query_sort(ctx, params.get("sort"))
     distinct_field = distinct_attribute(ctx, params)
     distinct = None if distinct_field is None else Distinct(ctx, distinct_field, params.get("distinctSkip"))
@@ -116,8 +113,7 @@ def search(
         # The gateway's second round: the candidates the page's distinct values leave (see Distinct)
         # and the threshold keeps.
         remaining = ranker.count(universe - distinct.docs_of(params["distinctValues"]), cap)
-        if steps is not None:
-            steps.lap("count distinct")
+        lap(steps, "count distinct")
         return SearchResult([], remaining, cap)
     if query.placeholder and not ranker.rules and distinct is None:
         ranked = [RankedDoc(doc_id, ()) for doc_id in _first(universe, wanted)]
@@ -128,14 +124,12 @@ def search(
         if distinct is not None and wanted == 0:
             # No page, so no second round: the count is the candidates the threshold keeps.
             candidates = ranker.count(universe, cap)
-    if steps is not None:
-        steps.lap("rank")
+    lap(steps, "rank")
     entries = _entries(ctx, query, derivations, ranked, params, first_geo_point(criteria), distinct)
-    if steps is not None:
-        steps.lap("format hits")
+    lap(steps, "format hits")
     facets = facet_reply(ctx, universe, params)
-    if steps is not None and facets is not None:
-        steps.lap("facets")
+    if facets is not None:
+        lap(steps, "facets")
     return SearchResult(entries, candidates, cap, facets=facets)
 
 
