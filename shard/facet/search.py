@@ -15,7 +15,6 @@ every match, so the gateway's sums are exact.
 
 from __future__ import annotations
 
-import hashlib
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterator
 from functools import partial
@@ -63,10 +62,9 @@ def search_forms(
     counter: ValueCounter, field: bytes, normalize: Callable[[str], str], cached: tuple[ReadCache, int] | None
 ) -> SearchForms:
     """The field's forms, from the read cache when this generation already built them."""
-    # The forms depend on the field and on how values are normalised: the analyser (one per analysis
-    # configuration) and the field's locales, which ``normalize``'s repr names.
-    identity = hashlib.blake2b(field + repr(normalize).encode(), digest_size=8).digest()
-    cache_key = (FACET_FORMS, counter.index_id, int.from_bytes(identity, "big"))
+    # Within a generation the field's locales and the analyser are fixed by the settings, so the field's
+    # key prefix (index id + field id) identifies its forms.
+    cache_key = (FACET_FORMS, counter.index_id, int.from_bytes(field, "big"))
     if cached is not None and (forms := cached[0].get(cache_key)) is not None:
         return forms  # type: ignore[no-any-return]
     prefix = field + STRING
