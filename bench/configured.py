@@ -1,4 +1,5 @@
-"""Request classes measured on a dataset loaded once and then configured (``geo``, ``docsort``).
+"""Request classes measured on a dataset loaded once and then configured (``geo``, ``docsort``,
+``facets``).
 
 Shared by the scenarios that differ only in their settings and request bodies: start a cluster, load
 the dataset (``bench.search.ensure_loaded``), apply the settings, probe each distinct request once,
@@ -66,6 +67,7 @@ def parse_options(
         default=list(classes),
         help="comma-separated subset of " + ", ".join(classes),
     )
+    parser.add_argument("--data-dir", type=Path, help="keep the cluster's data here; reuse a loaded index")
     parser.add_argument(
         "--json", type=Path, help=f"result file; default bench/results/{scenario}-<time>.json"
     )
@@ -90,8 +92,10 @@ def run_classes(
         )
         for name, bodies in sets.items()
     }
+    if args.data_dir is not None:
+        args.data_dir.mkdir(parents=True, exist_ok=True)
     with (
-        RunningCluster(shards=args.shards) as cluster,
+        RunningCluster(shards=args.shards, data_dir=args.data_dir) as cluster,
         httpx.Client(base_url=cluster.url, timeout=600.0) as client,
     ):
         assert cluster.process is not None
