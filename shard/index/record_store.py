@@ -72,6 +72,8 @@ class RecordWriter:
         self.codec = codec
         self._pending: dict[tuple[int, int], bytes | None] = {}
         self._compressors: dict[int, tuple[bytes, zstandard.ZstdCompressor]] = {}
+        self._dictionary_ids: dict[int, bytes | None] = {}
+        """Read once per index between flushes (a flush may train one)."""
 
     def put(self, index_id: int, doc_id: int, value: bytes) -> None:
         if len(self._pending) >= _MAX_PENDING:
@@ -83,7 +85,9 @@ class RecordWriter:
         if key in self._pending:
             value = self._pending[key]
         else:
-            dictionary = dictionary_id(self.env, self.txn, index_id)
+            if index_id not in self._dictionary_ids:
+                self._dictionary_ids[index_id] = dictionary_id(self.env, self.txn, index_id)
+            dictionary = self._dictionary_ids[index_id]
             value = read_record(self.env, self.txn, self.codec, index_id, doc_id, dictionary)
             if len(self._pending) >= _MAX_PENDING:
                 self.flush()
@@ -95,6 +99,7 @@ class RecordWriter:
         for key in [key for key in self._pending if key[0] == index_id]:
             del self._pending[key]
         self._compressors.pop(index_id, None)
+        self._dictionary_ids.pop(index_id, None)
 
     def flush(self) -> None:
         appender = Appender(self.txn, self.db)
@@ -107,6 +112,7 @@ class RecordWriter:
             header, compressor = self._compressor(index_id)
             appender.put(key, header + compressor.compress(value))
         self._pending.clear()
+        self._dictionary_ids.clear()
 
     def _compressor(self, index_id: int) -> tuple[bytes, zstandard.ZstdCompressor]:
         found = self._compressors.get(index_id)
