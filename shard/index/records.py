@@ -11,6 +11,7 @@ almost nothing (records are stored in blocks, see ``blocks.py``).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import accumulate
 
@@ -22,8 +23,11 @@ class FieldTokens:
     field_id: int
     language: str | None
     """The stemming language of this field's words (ISO 639-3), or None when none applied."""
-    words: list[str]
-    positions: list[int]
+    words: Sequence[str]
+    positions: Sequence[int]
+    """Decoded records hold tuples: a search shard caches thousands of them, and tuples of strings and
+    ints drop out of the garbage collector's tracking where lists would make every full collection walk
+    each word."""
 
 
 def encode_record(fields: list[FieldTokens]) -> bytes:
@@ -37,6 +41,6 @@ def encode_record(fields: list[FieldTokens]) -> bytes:
 
 def decode_record(data: bytes) -> list[FieldTokens]:
     return [
-        FieldTokens(field_id, language, words, list(accumulate(deltas)))
+        FieldTokens(field_id, language, tuple(words), tuple(accumulate(deltas)))
         for field_id, language, words, deltas in orjson.loads(data)
     ]

@@ -1,12 +1,14 @@
-"""A decoded token record laid out for matching: every field's words in one flat list.
+"""A decoded token record laid out for matching: every field's words in one flat tuple.
 
 Movie documents have a dozen fields; matching field by field pays Python's per-call overhead a dozen
-times per document, while one flat list lets a single C-level probe find which query words the
-document holds and ``list.index`` locate them. The view is what the read cache keeps between searches.
+times per document, while one flat tuple lets a single C-level probe find which query words the
+document holds and ``tuple.index`` locate them. The view is what the read cache keeps between searches.
 
 Most records are viewed once, by the search that read them, and matched for a handful of words: so the
-view builds nothing per word beyond the flat list (a found word's field and position come from the
+view builds nothing per word beyond the flat tuple (a found word's field and position come from the
 fields' boundaries), and words are not interned (interning a 100-word record cost more than decoding it).
+Views hold tuples, not lists: the garbage collector stops tracking tuples of strings and ints, so a
+warm cache of thousands of views does not make each full collection walk every cached word.
 """
 
 from __future__ import annotations
@@ -26,14 +28,14 @@ _FEW_WORDS = 4
 
 @dataclass(slots=True)
 class RecordView:
-    fields: list[FieldTokens]
-    words: list[str]
+    fields: tuple[FieldTokens, ...]
+    words: tuple[str, ...]
     """Every field's words, field after field."""
-    starts: list[int]
+    starts: tuple[int, ...]
     """The index in ``words`` of each field's first word."""
-    _vocabulary: list[str] | None = None
-    _where: dict[str, list[tuple[int, int]]] | None = None
-    _searches: int = 0
+    _vocabulary: tuple[str, ...] | None = None
+    _places: dict[str, tuple[tuple[int, int], ...]] | None = None
+    """Field id and position of each word a search asked for, kept with the cached view."""
 
     @property
     def weight(self) -> int:
@@ -46,39 +48,37 @@ class RecordView:
         return entry.field_id, entry.positions[index - self.starts[number]]
 
     def find(self, wanted: dict[str, Any]) -> list[tuple[str, int, int]]:
-        """(word, field id, position) of each occurrence of the ``wanted`` words. A view's first search
-        scans (``list.index`` for a few words, one C-level pass for many) and locates what it found; a
-        view searched again, which only cached views are, maps every word to its occurrences once and
-        answers every later search by lookups."""
-        where = self._where
-        if where is None:
-            self._searches += 1
-            if self._searches == 1:
-                words, locate = self.words, self.locate
-                return [(words[index], *locate(index)) for index in _scan(words, wanted)]
-            where = {}
-            for entry in self.fields:
-                field_id = entry.field_id
-                for word, position in zip(entry.words, entry.positions, strict=True):
-                    found = where.get(word)
-                    if found is None:
-                        where[word] = [(field_id, position)]
-                    else:
-                        found.append((field_id, position))
-            self._where = where
-        return [(word, field_id, position) for word in wanted for field_id, position in where.get(word, ())]
+        """(word, field id, position) of each occurrence of the ``wanted`` words.
+
+        Words this view was not asked for before are found with a C-level scan (``tuple.index`` for a
+        few words, one pass for many) and located; their places are kept as tuples, so a cached view
+        searched again for the same words answers by lookups. Only asked words are kept: a map of
+        every word would cost the first search more than it saves, and its lists would make the
+        garbage collector walk every cached word on each full collection."""
+        known = self._places
+        if known is None:
+            known = self._places = {}
+        missing = {word: None for word in wanted if word not in known}
+        if missing:
+            located: dict[str, list[tuple[int, int]]] = {word: [] for word in missing}
+            words, locate = self.words, self.locate
+            for index in _scan(words, missing):
+                located[words[index]].append(locate(index))
+            for word, places in located.items():
+                known[word] = tuple(places)
+        return [(word, field_id, position) for word in wanted for field_id, position in known[word]]
 
     def starting_with(self, prefix: str) -> list[str]:
         """The document's distinct words starting with ``prefix``: two bisections of its sorted
         vocabulary (built on first use, kept with the cached view) instead of a test per word."""
         vocabulary = self._vocabulary
         if vocabulary is None:
-            vocabulary = self._vocabulary = sorted(set(self.words))
+            vocabulary = self._vocabulary = tuple(sorted(set(self.words)))
         start = bisect_left(vocabulary, prefix)
         return vocabulary[start : bisect_left(vocabulary, prefix + _LAST_CHARACTER, start)]
 
 
-def _scan(words: list[str], wanted: dict[str, Any]) -> list[int]:
+def _scan(words: tuple[str, ...], wanted: dict[str, Any]) -> list[int]:
     if len(wanted) > _FEW_WORDS:
         return list(compress(range(len(words)), map(wanted.__contains__, words)))
     found: list[int] = []
@@ -93,12 +93,12 @@ def _scan(words: list[str], wanted: dict[str, Any]) -> list[int]:
     return found
 
 
-EMPTY_VIEW = RecordView([], [], [])
+EMPTY_VIEW = RecordView((), (), ())
 _LAST_CHARACTER = chr(0x10FFFF)
 
 
 def view_record(data: bytes) -> RecordView:
     fields = decode_record(data)
-    words = list(chain.from_iterable(entry.words for entry in fields))
-    starts = list(accumulate((len(entry.words) for entry in fields[:-1]), initial=0))
-    return RecordView(fields, words, starts)
+    words = tuple(chain.from_iterable(entry.words for entry in fields))
+    starts = tuple(accumulate((len(entry.words) for entry in fields[:-1]), initial=0))
+    return RecordView(tuple(fields), words, starts)

@@ -44,7 +44,7 @@ class DocumentCosts:
         self._occurrences: dict[int, list[Occurrence]] = {}
         self._per_term: dict[tuple[int, Kept], dict[int, list[Occurrence]]] = {}
         self._spans: dict[Kept, list[range | None]] = {}
-        self._query_words = query.words()
+        self._query_words = tuple(query.words())  # compared with records' word tuples
         self._holdings: dict[int, set[str]] = {}
         self._prepared = BitMap()
 
