@@ -68,7 +68,7 @@ class RecordView:
                 known[word] = tuple(places)
         return [(word, field_id, position) for word in wanted for field_id, position in known[word]]
 
-    def starting_with(self, prefix: str) -> list[str]:
+    def starting_with(self, prefix: str) -> tuple[str, ...]:
         """The document's distinct words starting with ``prefix``: two bisections of its sorted
         vocabulary (built on first use, kept with the cached view) instead of a test per word."""
         vocabulary = self._vocabulary
