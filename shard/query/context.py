@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any
+from typing import Any, TypeVar
 
 import orjson
 from pyroaring import BitMap
@@ -22,8 +23,10 @@ from shard.index.postings import term_docs
 from shard.index.record_store import dictionary_id, read_record
 from shard.index.settings import Settings, searchable_attributes
 from shard.index.state import IndexState
-from shard.query.read_cache import DOCUMENT_BLOCKS, RECORDS, ReadCache
+from shard.query.read_cache import DOCUMENT_BLOCKS, RECORDS, Key, ReadCache
 from shard.query.record_view import EMPTY_VIEW, RecordView, view_record
+
+T = TypeVar("T")
 
 
 @dataclass
@@ -131,6 +134,17 @@ class SearchContext:
         if self.cache is not None and record.words:
             self.cache.put(self.generation, key, record, record.weight)
         return record
+
+    def cached(self, key: Key, compute: Callable[[], T], weight: Callable[[T], int]) -> T:
+        """``compute()``, kept in the read cache under ``key`` until the next batch (its value must
+        depend on nothing but the snapshot and the key)."""
+        if self.cache is None:
+            return compute()
+        found = self.cache.get(key)
+        if found is None:
+            found = compute()
+            self.cache.put(self.generation, key, found, weight(found))
+        return found  # type: ignore[no-any-return]
 
     def document(self, doc_id: int) -> Document | None:
         """A stored document; its decompressed block is shared with later searches."""

@@ -9,6 +9,7 @@ matching and highlighting all agree.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
@@ -18,6 +19,7 @@ import orjson
 from shard.analysis import MAX_WORD_BYTES, Analyzer, TokenKind
 from shard.query.context import SearchContext
 from shard.query.parse import ParsedQuery, QueryTerm
+from shard.query.read_cache import TYPO_WORDS
 from shard.query.typos import typo_words
 from shard.query.vocabulary import PREFIX_LIMIT, best_split, prefix_words
 
@@ -203,8 +205,12 @@ def _too_long(word: str) -> bool:
 
 def _typo_variants(
     ctx: SearchContext, word: str, allowance: int, prefix: bool, policy: TypoPolicy
-) -> list[tuple[str, int]]:
-    variants = typo_words(ctx.txn, ctx.env.words, ctx.index_id, word, allowance, prefix=prefix)
+) -> Sequence[tuple[str, int]]:
+    variants: Sequence[tuple[str, int]] = ctx.cached(
+        (TYPO_WORDS, ctx.index_id, (word, allowance, prefix)),
+        lambda: tuple(typo_words(ctx.txn, ctx.env.words, ctx.index_id, word, allowance, prefix=prefix)),
+        lambda found: 96 + sum(64 + len(variant) for variant, _ in found),
+    )
     if policy.disable_on_numbers:
         variants = [(variant, typos) for variant, typos in variants if not is_number(variant)]
     return variants
