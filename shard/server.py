@@ -22,6 +22,7 @@ from common.rpc import health_pb2, json_pb2, shard_pb2, shard_pb2_grpc
 from common.rpc.channels import aio_server
 from common.timing import Steps
 from shard.index import BatchAborted
+from shard.query.search import HIT
 from shard.store import ShardStore
 
 log = get_logger(__name__)
@@ -53,8 +54,14 @@ class ShardService(shard_pb2_grpc.ShardServicer):
             return shard_pb2.SearchReply(hits_json=b"[]", index_found=True, error_json=orjson.dumps(payload))
         if result is None:
             return shard_pb2.SearchReply(hits_json=b"[]", candidates=0, index_found=False)
+        if result.term_counts is not None:
+            hits_json, documents = orjson.dumps(result.term_counts), []
+        else:
+            documents = [orjson.dumps(entry[HIT]) for entry in result.entries]
+            hits_json = orjson.dumps([[*entry[:HIT], None, *entry[HIT + 1 :]] for entry in result.entries])
         return shard_pb2.SearchReply(
-            hits_json=orjson.dumps(result.entries if result.term_counts is None else result.term_counts),
+            hits_json=hits_json,
+            hit_documents=documents,
             candidates=result.candidates,
             index_found=True,
             max_total_hits=result.max_total_hits,

@@ -1,7 +1,9 @@
 from common.rpc import health_pb2 as _health_pb2
 from common.rpc import json_pb2 as _json_pb2
+from google.protobuf.internal import containers as _containers
 from google.protobuf import descriptor as _descriptor
 from google.protobuf import message as _message
+from collections.abc import Iterable as _Iterable
 from typing import ClassVar as _ClassVar, Optional as _Optional
 
 DESCRIPTOR: _descriptor.FileDescriptor
@@ -15,7 +17,7 @@ class SearchRequest(_message.Message):
     def __init__(self, index_uid: _Optional[str] = ..., query_json: _Optional[bytes] = ...) -> None: ...
 
 class SearchReply(_message.Message):
-    __slots__ = ("hits_json", "candidates", "index_found", "error_json", "max_total_hits", "facets_json", "steps_json")
+    __slots__ = ("hits_json", "candidates", "index_found", "error_json", "max_total_hits", "facets_json", "steps_json", "hit_documents")
     HITS_JSON_FIELD_NUMBER: _ClassVar[int]
     CANDIDATES_FIELD_NUMBER: _ClassVar[int]
     INDEX_FOUND_FIELD_NUMBER: _ClassVar[int]
@@ -23,6 +25,7 @@ class SearchReply(_message.Message):
     MAX_TOTAL_HITS_FIELD_NUMBER: _ClassVar[int]
     FACETS_JSON_FIELD_NUMBER: _ClassVar[int]
     STEPS_JSON_FIELD_NUMBER: _ClassVar[int]
+    HIT_DOCUMENTS_FIELD_NUMBER: _ClassVar[int]
     hits_json: bytes
     candidates: int
     index_found: bool
@@ -30,7 +33,8 @@ class SearchReply(_message.Message):
     max_total_hits: int
     facets_json: bytes
     steps_json: bytes
-    def __init__(self, hits_json: _Optional[bytes] = ..., candidates: _Optional[int] = ..., index_found: _Optional[bool] = ..., error_json: _Optional[bytes] = ..., max_total_hits: _Optional[int] = ..., facets_json: _Optional[bytes] = ..., steps_json: _Optional[bytes] = ...) -> None: ...
+    hit_documents: _containers.RepeatedScalarFieldContainer[bytes]
+    def __init__(self, hits_json: _Optional[bytes] = ..., candidates: _Optional[int] = ..., index_found: _Optional[bool] = ..., error_json: _Optional[bytes] = ..., max_total_hits: _Optional[int] = ..., facets_json: _Optional[bytes] = ..., steps_json: _Optional[bytes] = ..., hit_documents: _Optional[_Iterable[bytes]] = ...) -> None: ...
 
 class ApplyBatchRequest(_message.Message):
     __slots__ = ("batch_uid", "operations_json", "abortable")

@@ -16,7 +16,7 @@ from gateway.search.federated_order import Weighted
 from gateway.search.multi import Query
 from gateway.search.params import page_window
 from gateway.search.response import add_page_fields, uuid7
-from gateway.search.runner import IndexSearch, RankedHit, render_hit
+from gateway.search.runner import IndexSearch, RankedHit, hit_object
 
 
 def merge_federated(
@@ -52,7 +52,7 @@ def _federated_hit(query: Query, entry: RankedHit) -> dict[str, Any]:
         "queriesPosition": query.position,
         "weightedRankingScore": entry.score * query.weight,
     }
-    return {**render_hit(entry, query.params), "_federation": federation}
+    return {**hit_object(entry, query.params), "_federation": federation}
 
 
 def federated_total(queries: Sequence[Query], results: Sequence[IndexSearch]) -> int:

@@ -35,7 +35,8 @@ class RankedHit:
     """Per-rule local scores and sort values in rule order, see ``order.py``."""
     score: float
     details: dict[str, Any]
-    hit: dict[str, Any]
+    hit_json: bytes
+    """The hit as the shard rendered it (a JSON object): written into the response unparsed."""
     distinct: list[list[Any]] | None = None
     """With distinct: the hit's values of the distinct attribute, ``[kind, value]`` pairs."""
     groups: tuple[Any, ...] = ()
@@ -133,7 +134,13 @@ async def _fan_out(
             raise ApiError(error["code"], error["message"])
     found = [reply for reply in replies if reply.index_found]
     cap = max((reply.max_total_hits for reply in found), default=0) or DEFAULT_MAX_TOTAL_HITS
-    pages = [[_ranked(entry) for entry in orjson.loads(reply.hits_json)] for reply in found]
+    pages = [
+        [
+            _ranked(entry, document)
+            for entry, document in zip(orjson.loads(reply.hits_json), reply.hit_documents, strict=True)
+        ]
+        for reply in found
+    ]
     facets = [orjson.loads(reply.facets_json) for reply in found if reply.facets_json]
     return _ShardPages(pages, sum(reply.candidates for reply in found), cap, facets)
 
@@ -177,16 +184,21 @@ async def term_counts(
     return totals
 
 
-def _ranked(entry: list[Any]) -> RankedHit:
-    seq, key, score, details, hit, distinct, groups = entry
-    return RankedHit(seq, tuple(key), score, details, hit, distinct, tuple(groups))
+def _ranked(entry: list[Any], document: bytes) -> RankedHit:
+    seq, key, score, details, _, distinct, groups = entry
+    return RankedHit(seq, tuple(key), score, details, document, distinct, tuple(groups))
 
 
-def render_hit(entry: RankedHit, params: dict[str, Any]) -> dict[str, Any]:
-    """The hit as the response shows it, with the score fields the query asked for."""
+def render_hit(entry: RankedHit, params: dict[str, Any]) -> dict[str, Any] | orjson.Fragment:
+    """The hit as the response shows it: the shard's JSON as is, unless score fields are asked for."""
     if not params.get("showRankingScore") and not params.get("showRankingScoreDetails"):
-        return entry.hit
-    hit = dict(entry.hit)
+        return orjson.Fragment(entry.hit_json)
+    return hit_object(entry, params)
+
+
+def hit_object(entry: RankedHit, params: dict[str, Any]) -> dict[str, Any]:
+    """The hit parsed, with the score fields the query asked for (for responses that add fields)."""
+    hit: dict[str, Any] = orjson.loads(entry.hit_json)
     if params.get("showRankingScore"):
         hit["_rankingScore"] = entry.score
     if params.get("showRankingScoreDetails"):

@@ -40,6 +40,8 @@ from shard.query.read_cache import ReadCache
 Entry = list[Any]
 """``[sequence, sort key, score, score details, hit, distinct values or None, score groups]``: what the
 gateway merges, deduplicates and renders (the groups order federated hits)."""
+HIT = 4
+"""The hit's place in an entry: the reply sends it apart (``SearchReply.hit_documents``)."""
 
 
 @dataclass(frozen=True)
