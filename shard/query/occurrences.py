@@ -116,20 +116,22 @@ class DocMatcher:
             self._match_prefixes(record, matched)
         nearest_to = self.nearest_to
         nearest: dict[tuple[int, int, int], Occurrence] = {}
-        for word, field_id, position in record.find(matched):
-            if allowed is not None and field_id not in allowed:
-                continue
-            exact_only = field_id in exact_fields
-            for number, match in matched[word]:
-                if exact_only and match.typos:
+        places = record.places(matched)
+        for word, entries in matched.items():
+            for field_id, position in places[word]:
+                if allowed is not None and field_id not in allowed:
                     continue
-                if nearest_to is None:
-                    found.append(Occurrence(number, field_id, position, position, match))
-                    continue
-                key = (number, field_id, id(match))
-                kept = nearest.get(key)
-                if kept is None or abs(position - nearest_to) < abs(kept.start - nearest_to):
-                    nearest[key] = Occurrence(number, field_id, position, position, match)
+                exact_only = field_id in exact_fields
+                for number, match in entries:
+                    if exact_only and match.typos:
+                        continue
+                    if nearest_to is None:
+                        found.append(Occurrence(number, field_id, position, position, match))
+                        continue
+                    key = (number, field_id, id(match))
+                    kept = nearest.get(key)
+                    if kept is None or abs(position - nearest_to) < abs(kept.start - nearest_to):
+                        nearest[key] = Occurrence(number, field_id, position, position, match)
         found.extend(nearest.values())
         for number, phrase, match in self.phrases:
             if any(word is not None and word not in present for word in phrase):

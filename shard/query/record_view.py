@@ -14,6 +14,7 @@ warm cache of thousands of views does not make each full collection walk every c
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
+from collections.abc import Iterable
 from dataclasses import dataclass
 from itertools import accumulate, chain, compress
 from typing import Any
@@ -47,8 +48,8 @@ class RecordView:
         entry = self.fields[number]
         return entry.field_id, entry.positions[index - self.starts[number]]
 
-    def find(self, wanted: dict[str, Any]) -> list[tuple[str, int, int]]:
-        """(word, field id, position) of each occurrence of the ``wanted`` words.
+    def places(self, wanted: Iterable[str]) -> dict[str, tuple[tuple[int, int], ...]]:
+        """Field id and position of each occurrence of every ``wanted`` word (and of words asked before).
 
         Words this view was not asked for before are found with a C-level scan (``tuple.index`` for a
         few words, one pass for many) and located; their places are kept as tuples, so a cached view
@@ -64,9 +65,9 @@ class RecordView:
             words, locate = self.words, self.locate
             for index in _scan(words, missing):
                 located[words[index]].append(locate(index))
-            for word, places in located.items():
-                known[word] = tuple(places)
-        return [(word, field_id, position) for word in wanted for field_id, position in known[word]]
+            for word, found in located.items():
+                known[word] = tuple(found)
+        return known
 
     def starting_with(self, prefix: str) -> tuple[str, ...]:
         """The document's distinct words starting with ``prefix``: two bisections of its sorted
