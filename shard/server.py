@@ -14,7 +14,7 @@ import orjson
 
 from common.errors import ApiError
 from common.features import FilterFeatures
-from common.gcpause import gc_paused
+from common.gcpause import gc_paused, keep_full_collections_rare
 from common.layout import DataLayout
 from common.logging import get_logger
 from common.process import wait_for_stop_signal
@@ -147,6 +147,7 @@ class ShardService(shard_pb2_grpc.ShardServicer):
 async def serve(layout: DataLayout, shard_id: int) -> None:
     layout.create()
     store = ShardStore(layout.shard_dir(shard_id))
+    keep_full_collections_rare()
     server = aio_server(layout.shard_socket(shard_id))
     shard_pb2_grpc.add_ShardServicer_to_server(ShardService(shard_id, store), server)
     await server.start()
