@@ -7,7 +7,6 @@ does, so incremental updates and settings rebuilds are covered with the same ass
 from __future__ import annotations
 
 from collections.abc import Iterator
-from itertools import count
 from pathlib import Path
 from typing import Any
 
@@ -41,9 +40,9 @@ from shard.index.env import index_prefix
 from shard.index.settings import load_settings
 from shard.index.state import load_state
 from shard.store import ShardStore
+from tests.support.shard_batches import apply
 
 _SPAN = Span(1, 2)
-_batches = count(1)
 
 DOCS: list[dict[str, Any]] = [
     {"id": 1, "genre": "Action", "year": 2004, "tags": ["Café", "b"], "rating": {"users": 7.5}},
@@ -72,10 +71,6 @@ def store(tmp_path: Path) -> Iterator[ShardStore]:
     apply(opened, add(*DOCS))
     yield opened
     opened.close()
-
-
-def apply(store: ShardStore, *operations: dict[str, Any]) -> None:
-    store.apply_batch(next(_batches), list(operations))
 
 
 def add(*docs: dict[str, Any], mode: str = "replace") -> dict[str, Any]:

@@ -8,7 +8,6 @@ a features-only change must leave the table byte for byte as it was.
 from __future__ import annotations
 
 import random
-from itertools import count
 from pathlib import Path
 from typing import Any
 
@@ -18,8 +17,8 @@ from shard.index import catalog
 from shard.index.env import index_prefix
 from shard.index.state import load_state
 from shard.store import ShardStore
+from tests.support.shard_batches import apply
 
-_batches = count(1)
 RULES: list[Any] = [
     "color",
     "meta",
@@ -42,10 +41,6 @@ def _doc(rng: random.Random, doc_id: int) -> dict[str, Any]:
     if rng.random() < 0.5:
         doc["tags"] = rng.sample(["a", "b", "c"], 2)
     return doc
-
-
-def _apply(store: ShardStore, *operations: dict[str, Any]) -> None:
-    store.apply_batch(next(_batches), list(operations))
 
 
 def _settings(filterable: list[Any], sortable: list[str]) -> dict[str, Any]:
@@ -75,20 +70,20 @@ def test_changes_end_where_a_fresh_build_does(tmp_path: Path, seed: int) -> None
     rng = random.Random(seed)
     writes = [_add([_doc(rng, i) for i in range(40)])]
     changed = ShardStore(tmp_path / "changed")
-    _apply(changed, writes[0])
+    apply(changed, writes[0])
     filterable: list[Any] = []
     sortable: list[str] = []
     for _ in range(6):
         filterable = rng.sample(RULES, rng.randint(0, 4))
         sortable = rng.sample(["size", "color"], rng.randint(0, 1))
-        _apply(changed, _settings(filterable, sortable))
+        apply(changed, _settings(filterable, sortable))
         writes.append(_add([_doc(rng, rng.randint(0, 60)) for _ in range(5)]))
-        _apply(changed, writes[-1])
+        apply(changed, writes[-1])
     # The same writes under the final settings from the start: the same internal ids.
     fresh = ShardStore(tmp_path / "fresh")
-    _apply(fresh, _settings(filterable, sortable))
+    apply(fresh, _settings(filterable, sortable))
     for write in writes:
-        _apply(fresh, write)
+        apply(fresh, write)
     assert _facets(changed)[0] == _facets(fresh)[0], (filterable, sortable)
     changed.close()
     fresh.close()
@@ -97,7 +92,7 @@ def test_changes_end_where_a_fresh_build_does(tmp_path: Path, seed: int) -> None
 def test_features_only_change_leaves_the_table_untouched(tmp_path: Path) -> None:
     rng = random.Random(1)
     store = ShardStore(tmp_path / "store")
-    _apply(
+    apply(
         store,
         _settings(["color", {"attributePatterns": ["meta"]}], []),
         _add([_doc(rng, i) for i in range(30)]),
@@ -105,6 +100,6 @@ def test_features_only_change_leaves_the_table_untouched(tmp_path: Path) -> None
     before = _facets(store)[1]
     assert before
     features = {"facetSearch": True, "filter": {"equality": False, "comparison": True}}
-    _apply(store, _settings(["color", {"attributePatterns": ["meta"], "features": features}], []))
+    apply(store, _settings(["color", {"attributePatterns": ["meta"], "features": features}], []))
     assert _facets(store)[1] == before
     store.close()

@@ -4,16 +4,13 @@ bisections, and a batch that adds or removes values is seen by the next search."
 from __future__ import annotations
 
 from collections.abc import Iterator
-from itertools import count
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from shard.query.read_cache import FACET_FORMS
 from shard.store import ShardStore
-
-_batch_uids = count(1)
+from tests.support.shard_batches import apply
 
 
 @pytest.fixture
@@ -23,10 +20,6 @@ def store(tmp_path: Path) -> Iterator[ShardStore]:
     apply(opened, {"op": "updateSettings", "task": 1, "index": "i", "settings": settings})
     yield opened
     opened.close()
-
-
-def apply(store: ShardStore, operation: dict[str, Any]) -> None:
-    store.apply_batch(next(_batch_uids), [operation])
 
 
 def add(store: ShardStore, *names: str, first: int = 0) -> None:

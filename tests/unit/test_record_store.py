@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import random
 from collections.abc import Iterator
-from itertools import count
 from pathlib import Path
 from typing import Any
 
@@ -18,8 +17,8 @@ from shard.index.env import StoreFormatError, encode_u32
 from shard.index.record_store import TRAINING_MIN_RECORDS, dictionary_id, read_record
 from shard.index.records import decode_record
 from shard.store import ShardStore
+from tests.support.shard_batches import apply
 
-_batch_uids = count(1)
 _WORDS = ["wing", "flow", "lift", "drag", "vortex", "shock", "layer", "boundary", "pressure", "heat"]
 
 
@@ -41,7 +40,7 @@ def documents(first: int, number: int) -> list[dict[str, Any]]:
 def add(store: ShardStore, docs: list[dict[str, Any]]) -> None:
     entries = [[str(doc["id"]), doc, position] for position, doc in enumerate(docs)]
     operation = {"op": "addDocuments", "task": 1, "index": "books", "mode": "replace", "documents": entries}
-    store.apply_batch(next(_batch_uids), [operation])
+    apply(store, operation)
 
 
 def stored_records(store: ShardStore) -> tuple[bytes | None, dict[int, list[str]], list[bytes]]:

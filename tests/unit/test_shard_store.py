@@ -6,7 +6,6 @@ import signal
 import subprocess
 import sys
 from collections.abc import Iterator
-from itertools import count
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +15,7 @@ import pytest
 from shard.index import BatchAborted
 from shard.index.env import decode_u32, index_prefix
 from shard.store import ShardStore
+from tests.support.shard_batches import apply
 
 
 @pytest.fixture
@@ -23,13 +23,6 @@ def store(tmp_path: Path) -> Iterator[ShardStore]:
     opened = ShardStore(tmp_path / "store")
     yield opened
     opened.close()
-
-
-_batch_uids = count(1)
-
-
-def apply(store: ShardStore, *operations: dict[str, Any]) -> dict[str, Any]:
-    return store.apply_batch(next(_batch_uids), list(operations))
 
 
 def add(index: str, *docs: dict[str, Any], task: int = 1, mode: str = "replace", skip: bool = False) -> dict:

@@ -9,7 +9,6 @@ from __future__ import annotations
 import math
 import random
 from collections.abc import Iterator
-from itertools import count
 from pathlib import Path
 from typing import Any
 
@@ -26,9 +25,9 @@ from shard.index import catalog
 from shard.index.settings import load_settings
 from shard.index.state import load_state
 from shard.store import ShardStore
+from tests.support.shard_batches import apply
 
 _SPAN = Span(1, 2)
-_batches = count(1)
 
 
 def point(lng: float, lat: float) -> dict[str, Any]:
@@ -36,8 +35,13 @@ def point(lng: float, lat: float) -> dict[str, Any]:
 
 
 def square(lng: float, lat: float, half: float) -> dict[str, Any]:
-    ring = [[lng - half, lat - half], [lng + half, lat - half], [lng + half, lat + half],
-            [lng - half, lat + half], [lng - half, lat - half]]
+    ring = [
+        [lng - half, lat - half],
+        [lng + half, lat - half],
+        [lng + half, lat + half],
+        [lng - half, lat + half],
+        [lng - half, lat - half],
+    ]
     return {"type": "Polygon", "coordinates": [ring]}
 
 
@@ -46,10 +50,16 @@ DOCS: list[dict[str, Any]] = [
     {"id": 2, "_geojson": {"type": "LineString", "coordinates": [[-10, 0], [10, 0]]}},  # across (0, 0)
     {"id": 3, "_geojson": square(20, 20, 1)},
     {"id": 4, "_geojson": {"type": "Feature", "geometry": point(179.5, 0), "properties": {}}},
-    {"id": 5, "_geojson": {"type": "FeatureCollection", "features": [
-        {"type": "Feature", "geometry": point(-60, -30)},
-        {"type": "Feature", "geometry": square(60, 30, 2)},
-    ]}},
+    {
+        "id": 5,
+        "_geojson": {
+            "type": "FeatureCollection",
+            "features": [
+                {"type": "Feature", "geometry": point(-60, -30)},
+                {"type": "Feature", "geometry": square(60, 30, 2)},
+            ],
+        },
+    },
     {"id": 6, "_geojson": None, "_geo": {"lat": 20.2, "lng": 19.8}},
     {"id": 7, "_geo": {"lat": 48.86, "lng": 2.34}},
     {"id": 8, "_geojson": {"type": "MultiPoint", "coordinates": [[100, 10], [-100, -10]]}},
@@ -63,10 +73,6 @@ def store(tmp_path: Path) -> Iterator[ShardStore]:
     apply(opened, add(*DOCS))
     yield opened
     opened.close()
-
-
-def apply(store: ShardStore, *operations: dict[str, Any]) -> None:
-    store.apply_batch(next(_batches), list(operations))
 
 
 def add(*docs: dict[str, Any]) -> dict[str, Any]:
@@ -131,8 +137,16 @@ def test_writes_keep_shapes_in_step(store: ShardStore) -> None:
     apply(store, {"op": "deleteDocuments", "task": 2, "index": "i", "ids": ["9"]})
     assert ids(store, paris, cached=True) == []
     assert ids(store, paris, cached=True) == []
-    apply(store, {"op": "deleteByFilter", "task": 3, "index": "i", "primaryKey": "id",
-                  "filter": "_geoPolygon([19, 19], [21, 19], [21, 21], [19, 21])"})
+    apply(
+        store,
+        {
+            "op": "deleteByFilter",
+            "task": 3,
+            "index": "i",
+            "primaryKey": "id",
+            "filter": "_geoPolygon([19, 19], [21, 19], [21, 21], [19, 21])",
+        },
+    )
     either = Or((polygon((19, 19), (21, 19), (21, 21)), polygon((-1, -1), (1, -1), (0, 1))))
     assert ids(store, either) == [1, 2]
     settings(store, [])
@@ -146,11 +160,18 @@ def test_writes_keep_shapes_in_step(store: ShardStore) -> None:
 def test_circle_region_follows_haversine() -> None:
     """Points clearly inside (outside) the radius are inside (outside) the 125-gon, wherever it lies."""
     rng = random.Random(3)
-    lats, lngs = np.array([rng.uniform(-90, 90) for _ in range(2000)]), np.array(
-        [rng.uniform(-180, 180) for _ in range(2000)]
+    lats, lngs = (
+        np.array([rng.uniform(-90, 90) for _ in range(2000)]),
+        np.array([rng.uniform(-180, 180) for _ in range(2000)]),
     )
-    for lat, lng, meters in [(48.8, 2.3, 50_000), (10, 179.8, 900_000), (-80, 40, 2_000_000),
-                             (85, -170, 1_200_000), (0, 0, 19_000_000), (3, 4, 30_000_000)]:
+    for lat, lng, meters in [
+        (48.8, 2.3, 50_000),
+        (10, 179.8, 900_000),
+        (-80, 40, 2_000_000),
+        (85, -170, 1_200_000),
+        (0, 0, 19_000_000),
+        (3, 4, 30_000_000),
+    ]:
         region = circle_region(lat, lng, meters, None)
         inside = shapely.contains_xy(region, lngs, lats)
         for index in range(len(lats)):

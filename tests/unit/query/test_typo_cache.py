@@ -4,7 +4,6 @@ at the next keystroke) reuses them, and a batch that changes the vocabulary is s
 from __future__ import annotations
 
 from collections.abc import Iterator
-from itertools import count
 from pathlib import Path
 from typing import Any
 
@@ -12,8 +11,7 @@ import pytest
 
 from shard.query.read_cache import TYPO_WORDS
 from shard.store import ShardStore
-
-_batch_uids = count(1)
+from tests.support.shard_batches import apply
 
 
 @pytest.fixture
@@ -21,10 +19,6 @@ def store(tmp_path: Path) -> Iterator[ShardStore]:
     opened = ShardStore(tmp_path / "store")
     yield opened
     opened.close()
-
-
-def apply(store: ShardStore, operation: dict[str, Any]) -> None:
-    store.apply_batch(next(_batch_uids), [operation])
 
 
 def add(store: ShardStore, *titles: str, first: int = 0) -> None:
