@@ -10,7 +10,7 @@ import pytest
 
 from shard.query.read_cache import FACET_FORMS
 from shard.store import ShardStore
-from tests.support.shard_batches import apply
+from tests.support.shard_batches import add_values, apply
 
 
 @pytest.fixture
@@ -23,8 +23,7 @@ def store(tmp_path: Path) -> Iterator[ShardStore]:
 
 
 def add(store: ShardStore, *names: str, first: int = 0) -> None:
-    docs = [[str(first + k), {"id": first + k, "name": name}, k] for k, name in enumerate(names)]
-    apply(store, {"op": "addDocuments", "task": 2, "index": "i", "mode": "replace", "documents": docs})
+    add_values(store, "i", "name", *names, first=first)
 
 
 def found(store: ShardStore, query: str) -> list[str]:

@@ -11,7 +11,7 @@ import pytest
 
 from shard.query.read_cache import TYPO_WORDS
 from shard.store import ShardStore
-from tests.support.shard_batches import apply
+from tests.support.shard_batches import add_values, apply
 
 
 @pytest.fixture
@@ -22,8 +22,7 @@ def store(tmp_path: Path) -> Iterator[ShardStore]:
 
 
 def add(store: ShardStore, *titles: str, first: int = 0) -> None:
-    docs = [[str(first + k), {"id": first + k, "title": title}, k] for k, title in enumerate(titles)]
-    apply(store, {"op": "addDocuments", "task": 2, "index": "i", "mode": "replace", "documents": docs})
+    add_values(store, "i", "title", *titles, first=first)
 
 
 def titles(store: ShardStore, query: str) -> list[str]:
