@@ -5,8 +5,8 @@ proximity, attribute rank, word position and exactness; it replaces the word-pai
 the reference engine's index. It is also the exact list of postings keys a document contributed, so
 removing or replacing a document never re-analyses its old text.
 
-Positions are stored as deltas (mostly 1, 8 across a sentence), which the block's zstd frame shrinks to
-almost nothing (records are stored in blocks, see ``blocks.py``).
+Positions are stored as deltas (mostly 1, 8 across a sentence), which zstd with the index's trained
+dictionary shrinks to almost nothing (one LMDB value per record, see ``record_store.py``).
 """
 
 from __future__ import annotations

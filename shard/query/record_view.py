@@ -22,8 +22,8 @@ from typing import Any
 from shard.index.records import FieldTokens, decode_record
 
 _BYTES_PER_TOKEN = 160
-"""Rough memory of one token in a view (its string, list slots, position int, its share of the word
-index built on reuse): its cache weight."""
+"""Rough memory of one token in a view (its string, tuple slots, position int, its share of the places
+kept for asked words): its cache weight."""
 _FEW_WORDS = 4
 
 
