@@ -19,7 +19,7 @@ import orjson
 from shard.analysis import MAX_WORD_BYTES, Analyzer, TokenKind
 from shard.query.context import SearchContext
 from shard.query.parse import ParsedQuery, QueryTerm
-from shard.query.read_cache import TYPO_WORDS
+from shard.query.read_cache import STEM_WORDS, TYPO_WORDS, WORD_SPLITS
 from shard.query.typos import typo_words
 from shard.query.vocabulary import PREFIX_LIMIT, best_split, prefix_words
 
@@ -144,7 +144,11 @@ def _derive_term(
         for variant, typos in _typo_variants(ctx, word, allowance, prefix, policy):
             result.words.setdefault(variant, WordMatch(typos, typos, False))
     if splittable:
-        split = best_split(ctx.txn, ctx.env.words, ctx.index_id, word)
+        (split,) = ctx.cached(
+            (WORD_SPLITS, ctx.index_id, word),
+            lambda: (best_split(ctx.txn, ctx.env.words, ctx.index_id, word),),
+            lambda _: 160,
+        )
         if split is not None:
             result.phrases.append((split, WordMatch(1, 1, False)))
     for value in synonyms.get((word,), ()):
@@ -168,11 +172,16 @@ def _set_stem(ctx: SearchContext, derivation: Derivations, word: str, language: 
     stem = stemmer(word, language)
     start = stem[: max(len(stem) - 1, 2)]
     derivation.stem = stem
-    derivation.stem_words = frozenset(
-        candidate
-        for candidate in prefix_words(ctx.txn, ctx.env.words, ctx.index_id, start, PREFIX_LIMIT)
-        if candidate not in derivation.words and stemmer(candidate, language) == stem
+    sharing: frozenset[str] = ctx.cached(
+        (STEM_WORDS, ctx.index_id, (stem, language)),
+        lambda: frozenset(
+            candidate
+            for candidate in prefix_words(ctx.txn, ctx.env.words, ctx.index_id, start, PREFIX_LIMIT)
+            if stemmer(candidate, language) == stem
+        ),
+        lambda found: 96 + sum(64 + len(candidate) for candidate in found),
     )
+    derivation.stem_words = sharing.difference(derivation.words)
 
 
 def _derive_ngram(

@@ -3,7 +3,8 @@
 Ranking reads the token records of the documents in the buckets it splits and every search reads the
 documents of its page; popular queries keep landing on the same documents, and decompressing and
 decoding costs far more than using the result. Typing a query resolves its earlier words again at every
-keystroke, and a typo lookup walks hundreds of vocabulary keys, so its result is kept too. Entries are
+keystroke, and its lookups (typos walk hundreds of vocabulary keys, stems stem up to a thousand words,
+splits read two postings per cut) are kept too. Entries are
 weighed (roughly their bytes in memory) so the cache stays bounded whatever the documents' size.
 """
 
@@ -14,7 +15,17 @@ from collections.abc import Hashable
 from typing import Any
 
 DEFAULT_BUDGET = 256 << 20
-RECORDS, DOCUMENT_BLOCKS, SORT_COLUMNS, GEO_POINTS, GEO_SHAPES, FACET_FORMS, TYPO_WORDS = range(7)
+(
+    RECORDS,
+    DOCUMENT_BLOCKS,
+    SORT_COLUMNS,
+    GEO_POINTS,
+    GEO_SHAPES,
+    FACET_FORMS,
+    TYPO_WORDS,
+    STEM_WORDS,
+    WORD_SPLITS,
+) = range(9)
 """Kinds of cached value, the first part of a key ``(kind, index id, id)``."""
 
 Key = tuple[int, int, Hashable]

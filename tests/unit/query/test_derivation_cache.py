@@ -1,5 +1,6 @@
-"""Typo lookups are kept in the read cache for a generation: a query typed again (or its earlier words
-at the next keystroke) reuses them, and a batch that changes the vocabulary is seen by the next search."""
+"""Vocabulary lookups of a query's words (typos, stems, splits) are kept in the read cache for a
+generation: a query typed again (or its earlier words at the next keystroke) reuses them, and a batch that
+changes the vocabulary is seen by the next search."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from shard.query.read_cache import TYPO_WORDS
+from shard.query.read_cache import STEM_WORDS, TYPO_WORDS, WORD_SPLITS
 from shard.store import ShardStore
 from tests.support.shard_batches import add_values, apply
 
@@ -31,8 +32,8 @@ def titles(store: ShardStore, query: str) -> list[str]:
     return sorted(entry[4]["title"] for entry in result.entries)
 
 
-def cached_lookups(store: ShardStore) -> set[Any]:
-    return {key[2] for key in store.cache._entries if key[0] == TYPO_WORDS}
+def cached_lookups(store: ShardStore, kind: int = TYPO_WORDS) -> set[Any]:
+    return {key[2] for key in store.cache._entries if key[0] == kind}
 
 
 def test_lookups_are_cached_per_generation_and_follow_batches(store: ShardStore) -> None:
@@ -49,3 +50,23 @@ def test_lookups_are_cached_per_generation_and_follow_batches(store: ShardStore)
     assert titles(store, "wonderr") == ["wonder years", "wondery tales"]
     apply(store, {"op": "deleteDocuments", "task": 3, "index": "i", "ids": ["0"]})
     assert titles(store, "wonderr") == ["wondery tales"]
+
+
+def test_stem_lookups_are_cached_and_follow_batches(store: ShardStore) -> None:
+    # Without typos (and so without splits) "happy" reaches "happiness" through their stem "happi" only.
+    settings = {"typoTolerance": {"enabled": False}}
+    apply(store, {"op": "updateSettings", "task": 1, "index": "i", "settings": settings})
+    add(store, "happiness found")
+    assert titles(store, "happy") == ["happiness found"]
+    assert cached_lookups(store, STEM_WORDS) == {("happi", "eng")}
+    add(store, "happied days", first=10)
+    assert cached_lookups(store, STEM_WORDS) == set()
+    assert titles(store, "happy") == ["happied days", "happiness found"]
+
+
+def test_split_lookups_are_cached_and_follow_batches(store: ShardStore) -> None:
+    add(store, "morning edition")
+    assert titles(store, "newspaper") == []
+    assert cached_lookups(store, WORD_SPLITS) == {"newspaper"}  # no split: kept as such too
+    add(store, "daily news paper", first=10)
+    assert titles(store, "newspaper") == ["daily news paper"]
