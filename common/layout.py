@@ -29,6 +29,13 @@ class DataLayout:
     def shard_dir(self, shard_id: int) -> Path:
         return self.root / "shards" / str(shard_id)
 
+    def existing_shards(self) -> int:
+        """How many shards the data directory already holds (``shards/0`` to ``shards/N-1``); 0 when new."""
+        count = 0
+        while self.shard_dir(count).is_dir():
+            count += 1
+        return count
+
     @property
     def scheduler_socket(self) -> Path:
         return self.run_dir / "scheduler.sock"

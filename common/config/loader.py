@@ -19,6 +19,7 @@ from common.config.cli import CommandLine, parse_command_line
 from common.config.model import Config, ConfigError, LoadedConfig
 from common.config.options import BY_NAME, OPTIONS, Kind, Option, read_text, read_toml
 from common.config.rules import check_launch_rules
+from common.layout import DataLayout
 
 # A batch's JSON payload becomes Python objects about twenty times its size in the scheduler, and again
 # spread over the shards, so the reference's 10 GiB cap would exhaust memory. At 64 MiB the scheduler
@@ -147,9 +148,24 @@ def _derive_defaults(
         values["experimental_limit_batched_tasks_total_size"] = min(
             values["max_indexing_memory"] // 2, _BATCH_SIZE_CAP
         )
-    if values["shards"] is None:
-        values["shards"] = cpus
+    _keep_shard_count(values, origins, cpus)
     return warnings
+
+
+def _keep_shard_count(values: dict[str, Any], origins: Mapping[str, str], cpus: int) -> None:
+    """A document's shard is a hash of its primary key over the shard count, so an existing data
+    directory keeps the count it was created with: it is the default there, and another is refused
+    (restarting 2 shards' data on 1 would hide half the documents and duplicate the replaced ones)."""
+    held = DataLayout(values["db_path"]).existing_shards()
+    if values["shards"] is None:
+        values["shards"] = held or cpus
+    elif held and values["shards"] != held:
+        raise ConfigError(
+            f"The data directory `{values['db_path']}` holds {held} shards, but `shards` is "
+            f"{values['shards']} (set by {origins['shards']}). Documents are placed on shards by a hash "
+            f"of their primary key, so an existing data directory keeps its shard count: start with "
+            f"{held} shards (changing the count of existing data is not supported)."
+        )
 
 
 def _read_shard_id(raw: str | None, shards: int, shards_origin: str) -> int | None:

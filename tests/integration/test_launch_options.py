@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import httpx
@@ -130,3 +131,22 @@ def test_defaults_apply_when_no_layer_sets_an_option(tmp_path: Path) -> None:
     assert '"http_addr": "localhost:7700"' in result.stdout
     assert f'"db_path": "{tmp_path / "data.ms"}"' in result.stdout
     assert '"http_payload_size_limit": 100000000' in result.stdout
+
+
+def test_existing_data_keeps_its_shard_count(tmp_path: Path) -> None:
+    """Documents are placed by a hash over the shard count: restarting on another count would hide some."""
+    data_dir = tmp_path / "data.ms"
+    # Three shards: more than this 2-core machine's default, so the test tells the two apart.
+    with RunningCluster(shards=3, data_dir=data_dir).start() as cluster:
+        task = httpx.post(f"{cluster.url}/indexes/books/documents", json=[{"id": n} for n in range(10)])
+        uid = task.json()["taskUid"]
+        while httpx.get(f"{cluster.url}/tasks/{uid}").json()["status"] in ("enqueued", "processing"):
+            time.sleep(0.05)
+    refused = _sift("serve", "--db-path", str(data_dir), "--shards", "1", cwd=tmp_path)
+    assert refused.returncode != 0
+    assert "holds 3 shards, but `shards` is 1" in refused.stderr
+    # Without --shards the data directory's count is the default, whatever the machine's cores.
+    shown = _sift("config", "--db-path", str(data_dir), cwd=tmp_path)
+    assert '"shards": 3' in shown.stdout
+    with RunningCluster(shards=3, data_dir=data_dir).start() as restarted:
+        assert httpx.get(f"{restarted.url}/indexes/books/stats").json()["numberOfDocuments"] == 10

@@ -613,3 +613,29 @@ def test_public_dict_masks_secrets_and_is_json_ready(cwd: Path) -> None:
     assert public["import_snapshot"] == str(cwd / "snap/x.snapshot")
     assert list(public) == [option.name for option in OPTIONS]
     assert load(cwd).config.public_dict()["master_key"] is None
+
+
+# shard count of an existing data directory
+
+
+def make_shards(cwd: Path, count: int) -> None:
+    for shard in range(count):
+        (cwd / "data.ms" / "shards" / str(shard)).mkdir(parents=True)
+
+
+def test_a_new_data_directory_gets_one_shard_per_core(cwd: Path) -> None:
+    assert load(cwd).config.shards == CPUS
+
+
+def test_an_existing_data_directory_keeps_its_shard_count(cwd: Path) -> None:
+    make_shards(cwd, 3)
+    assert load(cwd).config.shards == 3
+    assert load(cwd, "--shards", "3").config.shards == 3
+
+
+def test_another_shard_count_for_existing_data_is_refused(cwd: Path) -> None:
+    make_shards(cwd, 3)
+    message = load_error(cwd, "--shards", "2")
+    assert "holds 3 shards, but `shards` is 2 (set by command-line option `--shards`)" in message
+    assert "start with 3 shards" in message
+    assert "holds 3 shards" in load_error(cwd, env={"SEARCH_SHARDS": "4"})
