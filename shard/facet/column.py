@@ -20,14 +20,13 @@ from pyroaring import BitMap
 from shard.facet.keys import NUMBER, STRING, decode_number
 from shard.facet.reader import FacetReader
 from shard.index.postings import decode_bitmap, scan
-from shard.query.read_cache import SORT_COLUMNS, ReadCache
+from shard.query.read_cache import SORT_COLUMNS, CacheRef, cached_value
 
 Ranks = npt.NDArray[np.int32]
 FacetValue = float | str
 MISSING = np.iinfo(np.int32).max
 """The rank of a document without a value: after every other."""
 
-CacheRef = tuple[ReadCache, int]
 """The shard's read cache and its generation when the snapshot began."""
 
 
@@ -65,11 +64,7 @@ def sort_column(reader: FacetReader, field: str, cached: CacheRef | None) -> Sor
     if prefix is None or cached is None:
         return _build(reader, prefix)
     key = (SORT_COLUMNS, int.from_bytes(prefix[:4], "big"), int.from_bytes(prefix[4:], "big"))
-    column: SortColumn | None = cached[0].get(key)
-    if column is None:
-        column = _build(reader, prefix)
-        cached[0].put(cached[1], key, column, column.weight)
-    return column
+    return cached_value(cached, key, lambda: _build(reader, prefix), lambda column: column.weight)
 
 
 def _build(reader: FacetReader, prefix: bytes | None) -> SortColumn:

@@ -27,7 +27,7 @@ from shard.facet.counting import Counted, ValueCounter
 from shard.facet.keys import STRING
 from shard.index.postings import scan
 from shard.index.settings import Settings
-from shard.query.read_cache import FACET_FORMS, ReadCache
+from shard.query.read_cache import FACET_FORMS, CacheRef, cached_value
 
 _LAST_CHARACTER = chr(0x10FFFF)
 _BYTES_PER_FORM = 120
@@ -59,27 +59,26 @@ class SearchForms:
 
 
 def search_forms(
-    counter: ValueCounter, field: bytes, normalize: Callable[[str], str], cached: tuple[ReadCache, int] | None
+    counter: ValueCounter, field: bytes, normalize: Callable[[str], str], cached: CacheRef | None
 ) -> SearchForms:
     """The field's forms, from the read cache when this generation already built them."""
     # Within a generation the field's locales and the analyser are fixed by the settings, so the field's
     # key prefix (index id + field id) identifies its forms.
-    cache_key = (FACET_FORMS, counter.index_id, int.from_bytes(field, "big"))
-    if cached is not None and (forms := cached[0].get(cache_key)) is not None:
-        return forms  # type: ignore[no-any-return]
     prefix = field + STRING
-    encoded = [key[len(prefix) :] for key, _ in scan(counter.txn, counter.db, prefix)]
-    forms = SearchForms([(normalize(key.decode()), key) for key in encoded])
-    if cached is not None:
-        cached[0].put(cached[1], cache_key, forms, forms.weight)
-    return forms
+
+    def build() -> SearchForms:
+        encoded = [key[len(prefix) :] for key, _ in scan(counter.txn, counter.db, prefix)]
+        return SearchForms([(normalize(key.decode()), key) for key in encoded])
+
+    key = (FACET_FORMS, counter.index_id, int.from_bytes(field, "big"))
+    return cached_value(cached, key, build, lambda forms: forms.weight)
 
 
 def shard_facet_search(
     counter: ValueCounter,
     analyzer: Analyzer,
     request: dict[str, Any],
-    cached: tuple[ReadCache, int] | None = None,
+    cached: CacheRef | None = None,
 ) -> dict[str, Any]:
     """``{"order", "maxValuesPerFacet", "hits": [[normalised, count, sequence, spelling]]}``."""
     name, settings = request["facetName"], counter.settings
@@ -103,7 +102,7 @@ def _matches(
     settings: Settings,
     normalize: Callable[[str], str],
     facet_query: str,
-    cached: tuple[ReadCache, int] | None,
+    cached: CacheRef | None,
 ) -> Iterator[Counted]:
     """Matching values with a candidate, in key order (the order ``alpha`` pages by)."""
     query = normalize(facet_query)

@@ -15,7 +15,6 @@ from common.features import FilterFeatures
 from common.filter.errors import FilterError
 from common.filter.parse import parse_filter
 from common.filter.permissions import check_experimental, check_filter
-from shard.facet.column import CacheRef
 from shard.facet.reader import FacetReader
 from shard.filter.evaluate import FilterEvaluator
 from shard.geo.filters import GeoFilters
@@ -23,6 +22,7 @@ from shard.index.env import StoreEnv, Txn
 from shard.index.settings import Settings
 from shard.index.state import IndexState
 from shard.query.context import SearchContext
+from shard.query.read_cache import CacheRef
 
 
 @dataclass(frozen=True)

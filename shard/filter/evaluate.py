@@ -29,11 +29,12 @@ from common.filter.ast import (
     VectorsExists,
 )
 from common.filter.errors import FilterError, located
-from shard.facet.column import CacheRef, numbers_between, sort_column
+from shard.facet.column import numbers_between, sort_column
 from shard.facet.keys import EMPTY, EXISTS, NULL
 from shard.facet.reader import FacetReader
 from shard.facet.values import facet_number, normalize_facet
 from shard.geo.filters import GeoFilters
+from shard.query.read_cache import CacheRef
 
 
 class FilterEvaluator:

@@ -13,13 +13,13 @@ from shapely.geometry.base import BaseGeometry
 
 from common.documents.geojson import uses_geojson
 from common.filter.ast import GeoBoundingBox, GeoPolygon, GeoRadius
-from shard.facet.column import CacheRef
 from shard.facet.reader import FacetReader
 from shard.geo.points import geo_points
 from shard.geo.regions import box_region, circle_region, polygon_region
 from shard.geo.shape_tree import geo_shapes
 from shard.index.env import Database
 from shard.index.settings import Settings
+from shard.query.read_cache import CacheRef
 
 
 class GeoFilters:

@@ -16,9 +16,9 @@ import numpy as np
 import numpy.typing as npt
 from pyroaring import BitMap
 
-from shard.facet.column import MISSING, CacheRef, SortColumn, sort_column, to_bitmap, to_ids
+from shard.facet.column import MISSING, SortColumn, sort_column, to_bitmap, to_ids
 from shard.facet.reader import FacetReader
-from shard.query.read_cache import GEO_POINTS
+from shard.query.read_cache import GEO_POINTS, CacheRef, cached_value
 
 EARTH_RADIUS_METERS = 6_371_000.0
 Floats = npt.NDArray[np.float64]
@@ -71,16 +71,13 @@ def haversine(point: tuple[float, float], lat: Floats, lng: Floats) -> Floats:
 def geo_points(reader: FacetReader, cached: CacheRef | None) -> GeoPoints:
     prefix = reader.field("_geo.lat")
     key = (GEO_POINTS, 0 if prefix is None else int.from_bytes(prefix[:4], "big"), 0)
-    if cached is not None:
-        found: GeoPoints | None = cached[0].get(key)
-        if found is not None:
-            return found
-    lat = _coordinates(sort_column(reader, "_geo.lat", cached))
-    lng = _coordinates(sort_column(reader, "_geo.lng", cached))
-    points = GeoPoints(np.where(np.isnan(lng), np.nan, lat), np.where(np.isnan(lat), np.nan, lng))
-    if cached is not None:
-        cached[0].put(cached[1], key, points, int(points.lat.nbytes * 2))
-    return points
+
+    def build() -> GeoPoints:
+        lat = _coordinates(sort_column(reader, "_geo.lat", cached))
+        lng = _coordinates(sort_column(reader, "_geo.lng", cached))
+        return GeoPoints(np.where(np.isnan(lng), np.nan, lat), np.where(np.isnan(lat), np.nan, lng))
+
+    return cached_value(cached, key, build, lambda points: int(points.lat.nbytes * 2))
 
 
 def _coordinates(column: SortColumn) -> Floats:

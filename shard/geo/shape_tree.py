@@ -14,9 +14,9 @@ import shapely
 from pyroaring import BitMap
 from shapely.geometry.base import BaseGeometry
 
-from shard.facet.column import CacheRef, to_bitmap
+from shard.facet.column import to_bitmap
 from shard.index.env import Database, Txn, index_prefix
-from shard.query.read_cache import GEO_SHAPES
+from shard.query.read_cache import GEO_SHAPES, CacheRef, cached_value
 
 
 @dataclass(frozen=True)
@@ -24,6 +24,8 @@ class GeoShapes:
     ids: npt.NDArray[np.uint32]
     """The internal id of each shape of the tree, by position."""
     tree: shapely.STRtree
+    weight: int
+    """Its read-cache weight: GEOS objects take a few times their WKB size, the tree a node per shape."""
 
     def intersecting(self, universe: BitMap, region: BaseGeometry) -> BitMap:
         """Documents of ``universe`` whose shape intersects ``region`` (boundaries included)."""
@@ -35,23 +37,21 @@ class GeoShapes:
 
 def geo_shapes(txn: Txn, db: Database, index_id: int, cached: CacheRef | None) -> GeoShapes:
     """The index's shapes, from the read cache when this generation already loaded them."""
-    key = (GEO_SHAPES, index_id, 0)
-    if cached is not None:
-        found: GeoShapes | None = cached[0].get(key)
-        if found is not None:
-            return found
+    return cached_value(
+        cached, (GEO_SHAPES, index_id, 0), lambda: _load(txn, db, index_id), lambda shapes: shapes.weight
+    )
+
+
+def _load(txn: Txn, db: Database, index_id: int) -> GeoShapes:
     prefix = index_prefix(index_id)
     ids: list[int] = []
     blobs: list[bytes] = []
     cursor = txn.cursor(db)
     positioned = cursor.set_range(prefix)
     while positioned and cursor.key().startswith(prefix):
-        ids.append(int.from_bytes(cursor.key()[len(prefix):], "big"))
+        ids.append(int.from_bytes(cursor.key()[len(prefix) :], "big"))
         blobs.append(cursor.value())
         positioned = cursor.next()
     geometries = shapely.from_wkb(np.array(blobs, dtype=object)) if blobs else np.array([], dtype=object)
-    shapes = GeoShapes(np.array(ids, dtype=np.uint32), shapely.STRtree(geometries))
-    if cached is not None:
-        # GEOS objects take a few times their WKB size; the tree adds a node per shape.
-        cached[0].put(cached[1], key, shapes, 4 * sum(map(len, blobs)) + 64 * len(ids))
-    return shapes
+    weight = 4 * sum(map(len, blobs)) + 64 * len(ids)
+    return GeoShapes(np.array(ids, dtype=np.uint32), shapely.STRtree(geometries), weight)

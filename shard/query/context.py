@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any, TypeVar
+from typing import Any
 
 import orjson
 from pyroaring import BitMap
@@ -23,10 +23,8 @@ from shard.index.postings import term_docs
 from shard.index.record_store import dictionary_id, read_record
 from shard.index.settings import Settings, searchable_attributes
 from shard.index.state import IndexState
-from shard.query.read_cache import DOCUMENT_BLOCKS, RECORDS, Key, ReadCache
+from shard.query.read_cache import DOCUMENT_BLOCKS, RECORDS, Key, ReadCache, T, cached_value
 from shard.query.record_view import EMPTY_VIEW, RecordView, view_record
-
-T = TypeVar("T")
 
 
 @dataclass
@@ -120,43 +118,32 @@ class SearchContext:
     def record(self, doc_id: int) -> RecordView:
         """The document's token record, decoded once per snapshot and kept in the read cache."""
         record = self._records.get(doc_id)
-        if record is not None:
-            return record
-        key = (RECORDS, self.index_id, doc_id)
-        if self.cache is not None:
-            record = self.cache.get(key)
-            if record is not None:
-                self._records[doc_id] = record
-                return record
-        value = read_record(self.env, self.txn, self.codec, self.index_id, doc_id, self._record_dictionary)
-        record = EMPTY_VIEW if value is None else view_record(value)
-        self._records[doc_id] = record
-        if self.cache is not None and record.words:
-            self.cache.put(self.generation, key, record, record.weight)
+        if record is None:
+            record = self._records[doc_id] = self.cached(
+                (RECORDS, self.index_id, doc_id), lambda: self._view(doc_id), lambda view: view.weight
+            )
         return record
 
-    def cached(self, key: Key, compute: Callable[[], T], weight: Callable[[T], int]) -> T:
-        """``compute()``, kept in the read cache under ``key`` until the next batch (its value must
-        depend on nothing but the snapshot and the key)."""
-        if self.cache is None:
-            return compute()
-        found = self.cache.get(key)
-        if found is None:
-            found = compute()
-            self.cache.put(self.generation, key, found, weight(found))
-        return found  # type: ignore[no-any-return]
+    def _view(self, doc_id: int) -> RecordView:
+        value = read_record(self.env, self.txn, self.codec, self.index_id, doc_id, self._record_dictionary)
+        return EMPTY_VIEW if value is None else view_record(value)
+
+    def cached(self, key: Key, build: Callable[[], T], weight: Callable[[T], int]) -> T:
+        """``build()``, kept in the read cache until the next batch (see ``read_cache.cached_value``)."""
+        return cached_value(None if self.cache is None else (self.cache, self.generation), key, build, weight)
 
     def document(self, doc_id: int) -> Document | None:
         """A stored document; its decompressed block is shared with later searches."""
-        key = (DOCUMENT_BLOCKS, self.index_id, doc_id // BLOCK_SIZE)
-        slots: list[bytes | None] | None = None if self.cache is None else self.cache.get(key)
-        if slots is None:
-            stored = self.txn.get(block_key(self.index_id, doc_id), db=self.env.documents)
-            if stored is None:
-                return None
-            slots = unpack_block(self.codec, stored)
-            if self.cache is not None:
-                self.cache.put(self.generation, key, slots, sum(len(value or b"") for value in slots) + 64)
-        value = slots[doc_id % BLOCK_SIZE]
+        slots = self.cached(
+            (DOCUMENT_BLOCKS, self.index_id, doc_id // BLOCK_SIZE),
+            lambda: self._block(doc_id),
+            lambda block: sum(len(value or b"") for value in block) + 64,
+        )
+        value = slots[doc_id % BLOCK_SIZE] if slots else None
         return None if value is None else orjson.loads(value)
+
+    def _block(self, doc_id: int) -> list[bytes | None]:
+        """The slots of the document's block; empty when the block is not stored."""
+        stored = self.txn.get(block_key(self.index_id, doc_id), db=self.env.documents)
+        return [] if stored is None else unpack_block(self.codec, stored)
 

@@ -11,8 +11,8 @@ weighed (roughly their bytes in memory) so the cache stays bounded whatever the 
 from __future__ import annotations
 
 import threading
-from collections.abc import Hashable
-from typing import Any
+from collections.abc import Callable, Hashable
+from typing import Any, TypeVar
 
 DEFAULT_BUDGET = 256 << 20
 (
@@ -29,6 +29,7 @@ DEFAULT_BUDGET = 256 << 20
 """Kinds of cached value, the first part of a key ``(kind, index id, id)``."""
 
 Key = tuple[int, int, Hashable]
+T = TypeVar("T")
 
 
 class ReadCache:
@@ -64,3 +65,20 @@ class ReadCache:
                 self._used = sum(size for _, size in self._entries.values())
             self._entries[key] = (value, weight)
             self._used += weight
+
+
+CacheRef = tuple[ReadCache, int]
+"""A shard's read cache and its generation when a reader's snapshot began."""
+
+
+def cached_value(ref: CacheRef | None, key: Key, build: Callable[[], T], weight: Callable[[T], int]) -> T:
+    """The value under ``key`` in this generation, built and kept on first use (``build`` may depend on
+    nothing but the snapshot and the key); always built when there is no cache."""
+    if ref is None:
+        return build()
+    cache, generation = ref
+    found = cache.get(key)
+    if found is None:
+        found = build()
+        cache.put(generation, key, found, weight(found))
+    return found  # type: ignore[no-any-return]

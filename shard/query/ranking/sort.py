@@ -18,13 +18,14 @@ from pyroaring import BitMap
 
 from common.filter.geo import format_float
 from common.sort import FieldSort, GeoSort, SortCriterion, SortError, check_sort, parse_sort
-from shard.facet.column import CacheRef, SortColumn, sort_column, to_bitmap, to_ids
+from shard.facet.column import SortColumn, sort_column, to_bitmap, to_ids
 from shard.facet.reader import FacetReader
 from shard.geo.points import GeoPoints, geo_points
 from shard.query.context import SearchContext
 from shard.query.ranking.coverage import Kept
 from shard.query.ranking.rules import DEFAULT_RULES, Bucket, Rule
 from shard.query.ranking.score import Rank
+from shard.query.read_cache import CacheRef
 
 if TYPE_CHECKING:
     from shard.query.ranking.bucket_sort import Ranker
