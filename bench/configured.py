@@ -17,15 +17,10 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-import orjson
 
 from bench.datasets import wait_for_task
-from bench.loadgen import Request
 from bench.procstat import cluster_processes
-from bench.search import ensure_loaded, measure_classes, probe, resident_mib
-from tests.support.cluster import RunningCluster
-
-_JSON = (("Content-Type", "application/json"),)
+from bench.search import bench_cluster, ensure_loaded, measure_classes, post_requests, probe, resident_mib
 
 
 @dataclass(frozen=True)
@@ -85,19 +80,8 @@ def run_classes(
     dataset, settings, route = scenario.dataset, scenario.settings, scenario.route
     started_at = time.strftime("%Y-%m-%dT%H:%M:%S%z")
     sets = {name: bodies for name, bodies in sets.items() if name in args.classes}
-    requests = {
-        name: tuple(
-            Request("POST", f"/indexes/{scenario.index(name)}/{route}", orjson.dumps(body), _JSON)
-            for body in bodies
-        )
-        for name, bodies in sets.items()
-    }
-    if args.data_dir is not None:
-        args.data_dir.mkdir(parents=True, exist_ok=True)
-    with (
-        RunningCluster(shards=args.shards, data_dir=args.data_dir) as cluster,
-        httpx.Client(base_url=cluster.url, timeout=600.0) as client,
-    ):
+    requests = post_requests(sets, lambda name: f"/indexes/{scenario.index(name)}/{route}")
+    with bench_cluster(args, timeout=600.0) as (cluster, client):
         assert cluster.process is not None
         loaded = ensure_loaded(client, dataset, None, args.seed)
         started = time.monotonic()

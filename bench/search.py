@@ -21,6 +21,8 @@ import sys
 import tempfile
 import time
 from collections import Counter
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -233,22 +235,35 @@ def measure_classes(
     ]
 
 
+def post_requests(
+    sets: dict[str, list[dict[str, Any]]], path_of: Callable[[str], str]
+) -> dict[str, tuple[Request, ...]]:
+    """Each class's bodies as JSON POSTs to ``path_of(class)``."""
+    return {
+        name: tuple(Request("POST", path_of(name), orjson.dumps(body), _JSON) for body in bodies)
+        for name, bodies in sets.items()
+    }
+
+
+@contextmanager
+def bench_cluster(args: argparse.Namespace, timeout: float) -> Iterator[tuple[RunningCluster, httpx.Client]]:
+    """A cluster of ``--shards`` on ``--data-dir`` (kept) or a temporary directory, and a client to it."""
+    if args.data_dir is not None:
+        args.data_dir.mkdir(parents=True, exist_ok=True)
+    with (
+        RunningCluster(shards=args.shards, data_dir=args.data_dir) as cluster,
+        httpx.Client(base_url=cluster.url, timeout=timeout) as client,
+    ):
+        yield cluster, client
+
+
 def run(args: argparse.Namespace, environment: dict[str, Any]) -> dict[str, Any]:
     docs = (args.docs or DEFAULT_SYNTHETIC_DOCS) if args.dataset == "synthetic" else None
     started_at = time.strftime("%Y-%m-%dT%H:%M:%S%z")
     stamp = time.strftime("%Y%m%dT%H%M%S")
     sets = queries.build(corpus(args.dataset, docs, args.seed), args.seed, args.queries)
-    path = f"/indexes/{args.dataset}/search"
-    requests = {
-        name: tuple(Request("POST", path, orjson.dumps(body), _JSON) for body in bodies)
-        for name, bodies in sets.items()
-    }
-    if args.data_dir is not None:
-        args.data_dir.mkdir(parents=True, exist_ok=True)
-    with (
-        RunningCluster(shards=args.shards, data_dir=args.data_dir) as cluster,
-        httpx.Client(base_url=cluster.url, timeout=300.0) as client,
-    ):
+    requests = post_requests(sets, lambda _: f"/indexes/{args.dataset}/search")
+    with bench_cluster(args, timeout=300.0) as (cluster, client):
         assert cluster.process is not None
         address = urlsplit(cluster.url)
         assert address.hostname is not None and address.port is not None
