@@ -50,6 +50,11 @@ class Steps:
         return {name: human_duration(nanoseconds) for name, nanoseconds in self.durations.items()}
 
 
+def timed(flag: bool | None) -> Steps | None:
+    """Steps timed from now when ``showPerformanceDetails`` is true; None otherwise."""
+    return Steps() if flag else None
+
+
 def lap(steps: Steps | None, name: str) -> None:
     """``steps.lap(name)`` when the query asked for details; nothing otherwise."""
     if steps is not None:

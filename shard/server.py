@@ -20,7 +20,7 @@ from common.logging import get_logger
 from common.process import wait_for_stop_signal
 from common.rpc import health_pb2, json_pb2, shard_pb2, shard_pb2_grpc
 from common.rpc.channels import aio_server
-from common.timing import Steps
+from common.timing import timed
 from shard.index import BatchAborted
 from shard.query.search import HIT
 from shard.store import ShardStore
@@ -46,7 +46,7 @@ class ShardService(shard_pb2_grpc.ShardServicer):
     ) -> shard_pb2.SearchReply:
         """Runs in a thread: ranking is CPU work and must not stall the other rpcs of this shard."""
         params = orjson.loads(request.query_json)
-        steps = Steps() if params.get("showPerformanceDetails") else None
+        steps = timed(params.get("showPerformanceDetails"))
         try:
             result = await asyncio.to_thread(self.store.search, request.index_uid, params, steps)
         except ApiError as error:

@@ -14,7 +14,7 @@ from typing import Any, TypeVar
 from sanic import Blueprint, HTTPResponse, Request
 
 from common.errors import ApiError
-from common.timing import Steps
+from common.timing import Steps, timed
 from gateway.auth.requests import access_of
 from gateway.http.requests import json_body
 from gateway.http.responses import json_response
@@ -24,7 +24,6 @@ from gateway.search.details import (
     lookup_primary_keys,
     permitted,
     query_metadata,
-    timed,
     timed_step,
     wants_metadata,
 )

@@ -6,10 +6,11 @@ from typing import Any
 
 from sanic import Blueprint, HTTPResponse, Request
 
+from common.timing import timed
 from gateway.auth.requests import access_of
 from gateway.http.requests import checked_index_uid, json_body, parse_query
 from gateway.http.responses import json_response
-from gateway.search.details import lookup_primary_keys, timed, wants_metadata
+from gateway.search.details import lookup_primary_keys, wants_metadata
 from gateway.search.params import (
     BODY,
     QUERY,

@@ -58,11 +58,6 @@ def query_metadata(index_uid: str, primary_key: str | None, query: str | None = 
     return metadata
 
 
-def timed(flag: bool | None) -> Steps | None:
-    """A response's steps when its ``showPerformanceDetails`` is true, timed from now."""
-    return Steps() if flag else None
-
-
 def permitted(steps: Steps | None) -> Steps | None:
     """Called once the search slot is held: ends ``wait for permit``; the search's own steps follow
     under ``search``."""
