@@ -105,10 +105,15 @@ class ShardStore:
                 return [], 0
             scope, matching = read
             ctx = SearchContext(
-                self.env, self.codec, scope.txn, scope.index_id, index_uid, scope.settings, scope.state
+                self.env,
+                self.codec,
+                scope.txn,
+                scope.index_id,
+                index_uid,
+                scope.settings,
+                scope.state,
+                cache_ref=scope.cached,
             )
-            if scope.cached is not None:
-                ctx.cache, ctx.generation = scope.cached
             selected = selected_ids(self.env, scope.txn, scope.index_id, ids, matching, scope.state.live)
             return sorted_documents(ctx, selected, sort, wanted), len(selected)
 

@@ -21,6 +21,5 @@ def facet_reply(ctx: SearchContext, candidates: BitMap, params: dict[str, Any]) 
         return None
     counter = ValueCounter(ctx.env, ctx.txn, ctx.index_id, ctx.settings, ctx.state, candidates)
     if params.get("facetSearch") is not None:
-        cached = None if ctx.cache is None else (ctx.cache, ctx.generation)
-        return shard_facet_search(counter, ctx.analyzer, params["facetSearch"], cached)
+        return shard_facet_search(counter, ctx.analyzer, params["facetSearch"], ctx.cache_ref)
     return shard_facets(counter, params["facets"])

@@ -65,8 +65,7 @@ def filter_documents(scope: FilterScope, raw: Any, *, code: str, features: Filte
 def filtered_out(ctx: SearchContext, params: dict[str, Any]) -> BitMap:
     """The live documents a search's ``filter`` leaves out (none without a filter): excluded from the
     candidates like negated words, so placeholder and keyword searches and their counts agree."""
-    cached = None if ctx.cache is None else (ctx.cache, ctx.generation)
-    scope = FilterScope(ctx.env, ctx.txn, ctx.index_id, ctx.index_uid, ctx.settings, ctx.state, cached)
+    scope = FilterScope(ctx.env, ctx.txn, ctx.index_id, ctx.index_uid, ctx.settings, ctx.state, ctx.cache_ref)
     features = FilterFeatures.from_params(params)
     matching = filter_documents(scope, params.get("filter"), code="invalid_search_filter", features=features)
     return BitMap() if matching is None else ctx.state.live - matching

@@ -23,7 +23,7 @@ from shard.index.postings import term_docs
 from shard.index.record_store import dictionary_id, read_record
 from shard.index.settings import Settings, searchable_attributes
 from shard.index.state import IndexState
-from shard.query.read_cache import DOCUMENT_BLOCKS, RECORDS, Key, ReadCache, T, cached_value
+from shard.query.read_cache import DOCUMENT_BLOCKS, RECORDS, CacheRef, Key, T, cached_value
 from shard.query.record_view import EMPTY_VIEW, RecordView, view_record
 
 
@@ -43,9 +43,8 @@ class SearchContext:
     """Field ids the query may match in (``attributesToSearchOn``); None for every field."""
     exact_fields: set[int] = field(default_factory=set)
     """Fields of ``typoTolerance.disableOnAttributes``: matched without typos only."""
-    cache: ReadCache | None = None
-    generation: int = 0
-    """The cache generation when the snapshot began (see ``ReadCache``)."""
+    cache_ref: CacheRef | None = None
+    """The shard's read cache and its generation when the snapshot began (see ``ReadCache``)."""
     _records: dict[int, RecordView] = field(default_factory=dict, repr=False)
     _weights: dict[int, int] = field(default_factory=dict, repr=False)
     _word_docs: dict[tuple[str, frozenset[int] | None], BitMap] = field(default_factory=dict, repr=False)
@@ -130,7 +129,7 @@ class SearchContext:
 
     def cached(self, key: Key, build: Callable[[], T], weight: Callable[[T], int]) -> T:
         """``build()``, kept in the read cache until the next batch (see ``read_cache.cached_value``)."""
-        return cached_value(None if self.cache is None else (self.cache, self.generation), key, build, weight)
+        return cached_value(self.cache_ref, key, build, weight)
 
     def document(self, doc_id: int) -> Document | None:
         """A stored document; its decompressed block is shared with later searches."""

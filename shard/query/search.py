@@ -35,7 +35,7 @@ from shard.query.ranking.bucket_sort import RankedDoc, Ranker
 from shard.query.ranking.coverage import Coverage
 from shard.query.ranking.score import details, score, score_groups, sort_key
 from shard.query.ranking.sort import first_geo_point, query_sort
-from shard.query.read_cache import ReadCache
+from shard.query.read_cache import CacheRef
 
 Entry = list[Any]
 """``[sequence, sort key, score, score details, hit, distinct values or None, score groups]``: what the
@@ -63,7 +63,7 @@ def search(
     index_uid: str,
     settings: Settings,
     params: dict[str, Any],
-    cached: tuple[ReadCache, int] | None = None,
+    cached: CacheRef | None = None,
     steps: Steps | None = None,
 ) -> SearchResult:
     """``cached``: the shard's record cache and its generation when ``txn`` began; ``steps``: timed
@@ -71,10 +71,8 @@ def search(
     _check_embedder(index_uid, settings, params.get("hybrid"))
 
     def context() -> SearchContext:
-        ctx = SearchContext(env, codec, txn, index_id, index_uid, settings, load_state(env, txn, index_id))
-        if cached is not None:
-            ctx.cache, ctx.generation = cached
-        return ctx
+        state = load_state(env, txn, index_id)
+        return SearchContext(env, codec, txn, index_id, index_uid, settings, state, cache_ref=cached)
 
     ctx = context()
     if params.get("facetUnion") is not None:

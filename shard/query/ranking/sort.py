@@ -39,7 +39,7 @@ def _direction(ascending: bool) -> str:
 
 def _reader(ctx: SearchContext) -> tuple[FacetReader, CacheRef | None]:
     reader = FacetReader(ctx.txn, ctx.env.facets, ctx.index_id, ctx.state)
-    return reader, None if ctx.cache is None else (ctx.cache, ctx.generation)
+    return reader, ctx.cache_ref
 
 
 class FieldSortRule:
