@@ -142,7 +142,7 @@ class Ranker:
     ) -> int:
         if ranks and score(ranks) < threshold:
             return 0
-        if depth == len(self.rules) or (ranks and ranks[-1] is SKIPPED):
+        if self._leaf(depth, ranks):
             return min(len(docs), limit)
         total = 0
         for bucket in self.rules[depth].buckets(self, docs, kept):
@@ -152,6 +152,10 @@ class Ranker:
             if total >= limit:
                 break
         return total
+
+    def _leaf(self, depth: int, ranks: tuple[Rank, ...]) -> bool:
+        """Past the last rule, or a bucket the budget or cutoff left unranked: documents stay in id order."""
+        return depth == len(self.rules) or bool(ranks and ranks[-1] is SKIPPED)
 
     def group(self, docs: BitMap, key: Callable[[int], CostKey]) -> dict[CostKey, list[int]] | None:
         """Documents grouped by a per-document key, or None when the budget or cutoff is exhausted."""
@@ -179,11 +183,7 @@ class Ranker:
         if threshold is not None and ranks and score(ranks) < threshold:
             self.dropped |= docs
             return
-        last = depth == len(self.rules) or (ranks and ranks[-1] is SKIPPED)
-        if last:
-            if threshold is not None and ranks and score(ranks) < threshold:
-                self.dropped |= docs
-                return
+        if self._leaf(depth, ranks):
             for doc_id in docs:
                 if self.distinct is not None and not self.distinct.keep(doc_id):
                     continue
