@@ -28,7 +28,7 @@ from gateway.search.details import (
     wants_metadata,
 )
 from gateway.search.federated_facets import federated_facets
-from gateway.search.federation import federated_response
+from gateway.search.federation import federated_response, union_totals
 from gateway.search.multi import MultiSearch, Query, QueryError, parse_multi_search
 from gateway.search.params import page_window
 from gateway.search.queue import search_slot
@@ -74,22 +74,27 @@ async def _federated(request: Request, search: MultiSearch, started: float) -> d
         window = page_window(federation)
         wanted = window[0] + window[1]
         runs = [
-            search_index(app, q.index_uid, q.params, wanted, _query_steps(search_steps, q)) for q in queries
+            search_index(
+                app, q.index_uid, {**q.params, "ruleGroups": True}, wanted, _query_steps(search_steps, q)
+            )
+            for q in queries
         ]
-        faceting = asyncio.ensure_future(
-            timed_step(search_steps, "facets", federated_facets(app, queries, federation))
+        # Beside the queries: the facets, and the totals of indexes that several queries name.
+        side_runs = asyncio.gather(
+            timed_step(search_steps, "facets", federated_facets(app, queries, federation)),
+            union_totals(app, queries),
         )
         try:
             found: list[IndexSearch] = await _each(queries, runs)
         except BaseException:
-            # A query's error comes first; the facet run's own outcome is dropped.
-            faceting.cancel()
-            await asyncio.gather(faceting, return_exceptions=True)
+            # A query's error comes first; the side runs' own outcome is dropped.
+            side_runs.cancel()
+            await asyncio.gather(side_runs, return_exceptions=True)
             raise
-        facets = await faceting
+        facets, unions = await side_runs
         if search_steps is not None:
             search_steps.lap("queries")
-        body = federated_response(queries, found, federation, started, facets)
+        body = federated_response(queries, found, federation, started, unions, facets)
         if search_steps is not None:
             search_steps.lap("federate")
         return add_details(body, await _federated_metadata(queries, keys), steps)

@@ -19,7 +19,7 @@ from common.errors import ApiError
 from common.facets import COUNT
 from gateway.search.facets import Facets, FieldCounts, merge_facets
 from gateway.search.multi import Query
-from gateway.search.runner import needs_term_counts, search_index, shard_params, term_counts
+from gateway.search.runner import search_index, union_params
 
 
 class FacetsByIndexError(ApiError):
@@ -79,11 +79,7 @@ async def _facet_params(app: Sanic, uid: str, patterns: list[str], mine: list[Qu
     the union of their candidates (each with its own term counts for the frequency strategy)."""
     if len(mine) <= 1:
         return {**(mine[0].params if mine else {}), "facets": patterns}
-    union = [shard_params(query.params) for query in mine]
-    for query in union:
-        if needs_term_counts(query):
-            query["termCounts"] = await term_counts(app.ctx.cluster, uid, query)
-    return {"facets": patterns, "facetUnion": union}
+    return {"facets": patterns, "facetUnion": await union_params(app, uid, [query.params for query in mine])}
 
 
 class MergedFacets(Facets):

@@ -3,11 +3,12 @@
 Each hit carries its weighted score sequence as groups (``shard/query/ranking/score.py::score_groups``):
 a run of relevancy rules folded into one score, multiplied here by the query's weight, or a sort rule's
 ``[ascending, value]``. Two hits compare group by group and the first difference decides: scores higher
-first, sort values in their own order (numbers before strings, missing last; geo: the distance). Where
-the groups are not comparable (a score against a sort value, or sorts in opposite directions), the
-hit with more remaining groups wins. Otherwise, and when a sequence ends (the contract says nothing of
-that case; a placeholder search without sort has no group at all), the higher weighted ranking score
-wins, then the lower query position.
+first, sort values in their own order (numbers before strings, missing last; geo: the distance); two
+queries whose sorts meet in opposite directions never get here (``federated_rules.py`` refuses them).
+Where the groups are not comparable (a score against a sort value, as when a bucket was left unranked
+or a placeholder query meets a keyword one), the hit with more remaining groups wins. Otherwise, and
+when a sequence ends (the contract says nothing of that case; a placeholder search without sort has
+no group at all), the higher weighted ranking score wins, then the lower query position.
 """
 
 from __future__ import annotations
@@ -54,8 +55,6 @@ def _compare_group(a: Any, weight_a: float, b: Any, weight_b: float) -> int | No
     if a_sorts != b_sorts:
         return None
     if a_sorts:
-        if a[0] != b[0]:
-            return None
         order_a, order_b = sort_value_order(a), sort_value_order(b)
         return 0 if order_a == order_b else -1 if order_a < order_b else 1
     score_a, score_b = a * weight_a, b * weight_b

@@ -7,16 +7,20 @@ with their values (``federated_order.py``).
 
 from __future__ import annotations
 
+import asyncio
 import heapq
 import time
 from collections.abc import Iterator, Sequence
 from typing import Any
 
+from sanic import Sanic
+
 from gateway.search.federated_order import Weighted
+from gateway.search.federated_rules import check_comparable
 from gateway.search.multi import Query
 from gateway.search.params import page_window
 from gateway.search.response import add_page_fields, uuid7
-from gateway.search.runner import IndexSearch, RankedHit, hit_object
+from gateway.search.runner import IndexSearch, RankedHit, hit_object, search_index, union_params
 
 
 def merge_federated(
@@ -55,16 +59,27 @@ def _federated_hit(query: Query, entry: RankedHit) -> dict[str, Any]:
     return {**hit_object(entry, query.params), "_federation": federation}
 
 
-def federated_total(queries: Sequence[Query], results: Sequence[IndexSearch]) -> int:
-    """Sum over indexes of the documents their queries match: an estimate for indexes queried twice.
+async def union_totals(app: Sanic, queries: Sequence[Query]) -> dict[str, int]:
+    """For each index that several queries name, the documents at least one of them keeps (a
+    document matched twice counts once): one ``countUnion`` run per such index."""
+    by_index: dict[str, list[dict[str, Any]]] = {}
+    for query in queries:
+        by_index.setdefault(query.index_uid, []).append(query.params)
+    shared = {uid: params for uid, params in by_index.items() if len(params) > 1}
+    runs = [_union_total(app, uid, params) for uid, params in shared.items()]
+    return dict(zip(shared, await asyncio.gather(*runs), strict=True))
 
-    The exact figure is the size of the union of the candidate sets of an index's queries; only
-    per-query counts come back, so the largest of them stands for the union (a lower bound of it).
-    """
-    per_index: dict[str, int] = {}
-    for query, result in zip(queries, results, strict=True):
-        per_index[query.index_uid] = max(per_index.get(query.index_uid, 0), result.candidates)
-    return sum(per_index.values())
+
+async def _union_total(app: Sanic, uid: str, queries: list[dict[str, Any]]) -> int:
+    result = await search_index(app, uid, {"countUnion": await union_params(app, uid, queries)}, 0)
+    return result.candidates
+
+
+def federated_total(queries: Sequence[Query], results: Sequence[IndexSearch], unions: dict[str, int]) -> int:
+    """Sum over indexes of the documents their queries keep: an index's one query's candidates, or
+    the union count (``union_totals``) of an index several queries name."""
+    per_index = {query.index_uid: result.candidates for query, result in zip(queries, results, strict=True)}
+    return sum(unions.get(uid, count) for uid, count in per_index.items())
 
 
 def federated_response(
@@ -72,13 +87,16 @@ def federated_response(
     results: Sequence[IndexSearch],
     federation: dict[str, Any],
     started: float,
+    unions: dict[str, int],
     facets: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """The §2.3 response (no ``query`` key); ``facets``: the facet keys (``federated_facets.py``)."""
+    """The §2.3 response (no ``query`` key); ``unions``: from ``union_totals``; ``facets``: the facet
+    keys (``federated_facets.py``)."""
+    check_comparable(queries, results)
     window = page_window(federation)
     offset, limit, _ = window
     hits = [_federated_hit(*pair) for pair in merge_federated(queries, results, offset + limit)[offset:]]
-    total = federated_total(queries, results)
+    total = federated_total(queries, results, unions)
     body: dict[str, Any] = {"hits": hits, "processingTimeMs": int((time.perf_counter() - started) * 1000)}
     add_page_fields(body, window, federation, total)
     body.update(facets or {})

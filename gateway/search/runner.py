@@ -8,6 +8,7 @@ would return.
 from __future__ import annotations
 
 import heapq
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -55,6 +56,8 @@ class IndexSearch:
     max_total_hits: int
     facets: list[dict[str, Any]] = field(default_factory=list)
     """Each shard's facet reply when the query asked for facets (summed by ``gateway/search/facets``)."""
+    rule_groups: list[dict[str, Any]] = field(default_factory=list)
+    """With ``ruleGroups``: the query's rules as federated search groups them (``federated_rules``)."""
 
 
 async def search_index(
@@ -81,7 +84,7 @@ async def search_index(
         merged = list(heapq.merge(*pages, key=RankedHit.order))
         if all(hit.distinct is None for hit in merged):
             lap(steps, "merge")
-            return IndexSearch(merged[:wanted], found.candidates, cap, found.facets)
+            return IndexSearch(merged[:wanted], found.candidates, cap, found.facets, found.rule_groups)
         kept, wrong = deduplicate(merged, wanted)
         lap(steps, "merge")
         if wrong is not None:
@@ -92,7 +95,7 @@ async def search_index(
         full = min(limit, cap)
         if len(kept) >= wanted or limit >= cap or all(len(page) < full for page in pages):
             count = await _distinct_count(cluster, uid, shard_query, kept, steps)
-            return IndexSearch(kept, count, cap, found.facets)
+            return IndexSearch(kept, count, cap, found.facets, found.rule_groups)
         limit = min(limit * 2, cap)
 
 
@@ -114,6 +117,8 @@ class _ShardPages:
     """Summed over shards."""
     max_total_hits: int
     facets: list[dict[str, Any]]
+    rule_groups: list[dict[str, Any]]
+    """The same on every shard: the first one's."""
 
 
 async def _fan_out(
@@ -142,7 +147,10 @@ async def _fan_out(
         for reply in found
     ]
     facets = [orjson.loads(reply.facets_json) for reply in found if reply.facets_json]
-    return _ShardPages(pages, sum(reply.candidates for reply in found), cap, facets)
+    groups: list[dict[str, Any]] = next(
+        (orjson.loads(reply.rule_groups_json) for reply in found if reply.rule_groups_json), []
+    )
+    return _ShardPages(pages, sum(reply.candidates for reply in found), cap, facets, groups)
 
 
 def needs_term_counts(query: dict[str, Any]) -> bool:
@@ -152,6 +160,16 @@ def needs_term_counts(query: dict[str, Any]) -> bool:
 def shard_params(params: dict[str, Any]) -> dict[str, Any]:
     """The parameters that travel to the shards."""
     return {key: value for key, value in params.items() if key not in _GATEWAY_ONLY}
+
+
+async def union_params(app: Sanic, uid: str, queries: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Several queries of one index as a shard's union run takes them (``facetUnion``, ``countUnion``):
+    each with its own term counts for the frequency strategy."""
+    union = [shard_params(query) for query in queries]
+    for query in union:
+        if needs_term_counts(query):
+            query["termCounts"] = await term_counts(app.ctx.cluster, uid, query)
+    return union
 
 
 def _record_round(steps: Steps, replies: list[shard_pb2.SearchReply]) -> None:

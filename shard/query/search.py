@@ -34,7 +34,7 @@ from shard.query.parse import ParsedQuery, parse_query
 from shard.query.ranking.bucket_sort import RankedDoc, Ranker
 from shard.query.ranking.coverage import Coverage
 from shard.query.ranking.score import details, score, score_groups, sort_key
-from shard.query.ranking.sort import first_geo_point, query_sort
+from shard.query.ranking.sort import first_geo_point, query_sort, rule_groups
 from shard.query.read_cache import CacheRef
 
 Entry = list[Any]
@@ -53,6 +53,8 @@ class SearchResult:
     """With ``countTerms``: each query term's matching documents, for the frequency strategy."""
     facets: dict[str, Any] | None = None
     """With ``facets`` or ``facetSearch``: this shard's counts over the candidates (shard/facet/)."""
+    rule_groups: list[dict[str, Any]] | None = None
+    """With ``ruleGroups`` (federated queries): the query's rules, grouped as hits are compared."""
 
 
 def search(
@@ -74,13 +76,20 @@ def search(
         state = load_state(env, txn, index_id)
         return SearchContext(env, codec, txn, index_id, index_uid, settings, state, cache_ref=cached)
 
+    def union(queries: list[dict[str, Any]], scored: bool) -> BitMap:
+        """The union of several queries' candidates, each query in its own context."""
+        return BitMap.union(BitMap(), *(_candidates(context(), {**params, **sub}, scored) for sub in queries))
+
     ctx = context()
     if params.get("facetUnion") is not None:
-        # Facets over several queries' candidates (federated facetsByIndex), each in its own context.
-        union = BitMap.union(
-            BitMap(), *(_candidates(context(), {**params, **sub}) for sub in params["facetUnion"])
+        # Facets over several queries' candidates (federated facetsByIndex), before any threshold.
+        matched = union(params["facetUnion"], scored=False)
+        return SearchResult(
+            [], len(matched), max_total_hits(settings), facets=facet_reply(ctx, matched, params)
         )
-        return SearchResult([], len(union), max_total_hits(settings), facets=facet_reply(ctx, union, params))
+    if params.get("countUnion") is not None:
+        # A federated total: the documents that any of an index's queries keeps.
+        return SearchResult([], len(union(params["countUnion"], scored=True)), max_total_hits(settings))
     ctx.restrict_to(params.get("attributesToSearchOn"))
     locales = tuple(params.get("locales") or ())
     query = parse_query(ctx.analyzer, params.get("q"), locales)
@@ -130,11 +139,13 @@ def search(
     facets = facet_reply(ctx, universe, params)
     if facets is not None:
         lap(steps, "facets")
-    return SearchResult(entries, candidates, cap, facets=facets)
+    groups = rule_groups(ranker.rules) if params.get("ruleGroups") else None
+    return SearchResult(entries, candidates, cap, facets=facets, rule_groups=groups)
 
 
-def _candidates(ctx: SearchContext, params: dict[str, Any]) -> BitMap:
-    """One query's candidates, as its search counts and facets them before ranking."""
+def _candidates(ctx: SearchContext, params: dict[str, Any], scored: bool) -> BitMap:
+    """One query's candidates, as its search facets them before ranking; ``scored``: only those that
+    reach its ``rankingScoreThreshold``, as its search counts them."""
     ctx.restrict_to(params.get("attributesToSearchOn"))
     locales = tuple(params.get("locales") or ())
     query = parse_query(ctx.analyzer, params.get("q"), locales)
@@ -143,10 +154,11 @@ def _candidates(ctx: SearchContext, params: dict[str, Any]) -> BitMap:
         return ctx.state.live - excluded
     derivations = derive(ctx, query, _query_language(ctx, params.get("q"), locales))
     strategy = params.get("matchingStrategy", "last")
+    threshold = params.get("rankingScoreThreshold") if scored else None
     ranker = Ranker(
-        ctx, query, derivations, strategy=strategy, threshold=None, term_counts=params.get("termCounts")
+        ctx, query, derivations, strategy=strategy, threshold=threshold, term_counts=params.get("termCounts")
     )
-    return ranker.universe() - excluded
+    return ranker.kept(ranker.universe() - excluded)
 
 
 def _check_embedder(index_uid: str, settings: Settings, hybrid: dict[str, Any] | None) -> None:

@@ -159,9 +159,35 @@ def test_a_document_found_by_two_queries_of_one_index_appears_once(cluster: Runn
             continue
         candidates = [(-s[hit["id"]], position) for position, s in enumerate(scores) if hit["id"] in s]
         assert hit["_federation"]["queriesPosition"] == min(candidates)[1], hit
-    # Per index, the largest candidate count of its queries stands for the union (§2.3, an estimate).
+    # Per index, the union of its queries' candidates: every book for both indexes.
     assert body["estimatedTotalHits"] == 2 * len(BOOKS), "candidates are counted before maxTotalHits"
     assert sum(uid == "capped" for uid, _ in ids) == 2, "each query is capped by its index's maxTotalHits"
+
+
+def matched_ids(cluster: RunningCluster, **params: Any) -> set[int]:
+    body = single(cluster, "movies", limit=1000, attributesToRetrieve=["id"], **params)
+    assert body["estimatedTotalHits"] < 1000, "the whole candidate set fits in one page"
+    return {hit["id"] for hit in body["hits"]}
+
+
+@pytest.mark.usefixtures("indexes")
+def test_total_counts_the_union_of_an_index_queries(cluster: RunningCluster) -> None:
+    """A movie two queries match counts once; a query's threshold drops what it drops alone."""
+    love, war = matched_ids(cluster, q="love"), matched_ids(cluster, q="war")
+    assert love & war and love - war and war - love, "overlapping but different candidate sets"
+    queries = [{"indexUid": "movies", "q": "love"}, {"indexUid": "movies", "q": "war"}]
+    body = multi_ok(cluster, {"queries": queries, "federation": {"limit": 0}})
+    assert body["estimatedTotalHits"] == len(love | war)
+    strict_love = matched_ids(cluster, q="love story", rankingScoreThreshold=0.9)
+    assert 0 < len(strict_love) < len(matched_ids(cluster, q="love story"))
+    queries = [
+        {"indexUid": "movies", "q": "love story", "rankingScoreThreshold": 0.9},
+        {"indexUid": "movies", "q": "war"},
+        {"indexUid": "books", "q": "the"},
+    ]
+    body = multi_ok(cluster, {"queries": queries, "federation": {"limit": 0}})
+    books = single(cluster, "books", q="the")["estimatedTotalHits"]
+    assert body["estimatedTotalHits"] == len(strict_love | war) + books
 
 
 @pytest.mark.usefixtures("indexes")

@@ -344,3 +344,86 @@ def test_keyword_queries_compare_weighted_scores_before_sort_values(
         expected_mixed = matches(RIGHT, "right") + [("left", i) for i in sorted_ids(LEFT, criteria)]
         assert identities(federated(cluster, mixed)) == expected_mixed
         assert identities(federated(cluster, equal)) == expected_merge(criteria, "left", shirts)
+
+
+def _incompatible(first: str, second: str, reason: str) -> str:
+    return f"The results of queries #0 and #1 are incompatible:\n  1. {first}\n  2. {second}\n  - {reason}"
+
+
+OPPOSITE = "cannot compare an ascending sort with a descending sort"
+INCOMPATIBLE_SORTS = [
+    (
+        [{"indexUid": "left", "sort": ["price:asc"]}, {"indexUid": "right", "sort": ["price:desc"]}],
+        _incompatible(
+            "`queries[0].sort[0]` (query #0 on index `left`): ascending sort rule `price:asc`",
+            "`queries[1].sort[0]` (query #1 on index `right`): descending sort rule `price:desc`",
+            OPPOSITE,
+        ),
+    ),
+    (
+        # The first groups compare (both ascending); the second ones do not. A sort on a field that
+        # displayedAttributes hides is not named.
+        [
+            {"indexUid": "left", "sort": ["price:asc", "secret:asc"]},
+            {"indexUid": "right", "sort": ["rating:asc", "brand:desc"]},
+        ],
+        _incompatible(
+            "`queries[0].sort[1]` (query #0 on index `left`): ascending sort rule on a hidden field",
+            "`queries[1].sort[1]` (query #1 on index `right`): descending sort rule `brand:desc`",
+            OPPOSITE,
+        ),
+    ),
+    (
+        [
+            {"indexUid": "left", "q": "shirt", "sort": ["_geoPoint(48.85, 2.35):asc"]},
+            {"indexUid": "right", "q": "hat", "sort": ["price:asc"]},
+        ],
+        _incompatible(
+            "`queries[0].sort[0]` (query #0 on index `left`): ascending sort rule"
+            " `_geoPoint(48.85, 2.35):asc`",
+            "`queries[1].sort[0]` (query #1 on index `right`): ascending sort rule `price:asc`",
+            "cannot compare a geo distance sort with a field value sort",
+        ),
+    ),
+    (
+        # A custom ranking rule sorts too; the placeholder query keeps only its sort rules.
+        [{"indexUid": "left", "sort": ["rating:asc"]}, {"indexUid": "custom"}],
+        _incompatible(
+            "`queries[0].sort[0]` (query #0 on index `left`): ascending sort rule `rating:asc`",
+            "`custom.rankingRules[0]` (query #1 on index `custom`): descending sort rule `price:desc`",
+            OPPOSITE,
+        ),
+    ),
+]
+
+
+@pytest.mark.parametrize(("queries", "message"), INCOMPATIBLE_SORTS)
+def test_queries_whose_sorts_do_not_compare_are_refused(
+    halves: tuple[RunningCluster, RunningCluster], queries: list[dict[str, Any]], message: str
+) -> None:
+    cluster = halves[0]
+    make_index(cluster, "custom", RIGHT, {**SETTINGS, "rankingRules": ["price:desc", "words", "typo"]})
+    response = httpx.post(
+        f"{cluster.url}/multi-search", json={"queries": queries, "federation": {}}, timeout=30
+    )
+    assert response.status_code == 400, response.text
+    error = response.json()
+    assert (error["code"], error["type"]) == ("invalid_multi_search_query_ranking_rules", "invalid_request")
+    assert error["message"] == message
+
+
+def test_sorts_that_compare_merge_whatever_their_fields(
+    halves: tuple[RunningCluster, RunningCluster],
+) -> None:
+    """Two ascending sorts on different fields compare value against value; a relevancy group met
+    first ends the comparison, so what follows it is never checked."""
+    by_price = [{"indexUid": "left", "sort": ["price:asc"]}, {"indexUid": "right", "sort": ["rating:asc"]}]
+    after_relevancy = [
+        {"indexUid": "left", "q": "shirt", "sort": ["price:asc"]},
+        {"indexUid": "right", "sort": ["price:desc"]},
+    ]
+    for queries in (by_price, after_relevancy):
+        response = httpx.post(
+            f"{halves[0].url}/multi-search", json={"queries": queries, "federation": {}}, timeout=30
+        )
+        assert response.status_code == 200, response.text

@@ -48,7 +48,6 @@ def test_sort_values_compare_as_sort_values() -> None:
 
 def test_incomparable_groups_more_remaining_then_score_then_position() -> None:
     assert compare(hit([True, 1.0]), hit(0.2, [True, 9.0], position=1)) > 0
-    assert compare(hit([True, 1.0], score=0.3), hit([False, 1.0], score=0.5, position=1)) > 0
     assert compare(hit([True, 1.0]), hit([True, 1.0], position=1)) < 0
     assert compare(hit([True, 1.0], position=2), hit([True, 1.0], position=1)) > 0
 

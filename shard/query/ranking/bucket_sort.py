@@ -8,7 +8,7 @@ is insertion order on every shard, so the gateway can merge shards by (ranks, in
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 
@@ -134,24 +134,36 @@ class Ranker:
         nor on how documents are spread over shards."""
         if self.threshold is None:
             return len(docs)
-        self.budget = None
-        return self._count(0, docs, self.kept_sets[0], (), self.threshold, limit) if docs else 0
-
-    def _count(
-        self, depth: int, docs: BitMap, kept: Kept, ranks: tuple[Rank, ...], threshold: float, limit: int
-    ) -> int:
-        if ranks and score(ranks) < threshold:
-            return 0
-        if self._leaf(depth, ranks):
-            return min(len(docs), limit)
         total = 0
-        for bucket in self.rules[depth].buckets(self, docs, kept):
-            total += self._count(
-                depth + 1, bucket.docs, bucket.kept, (*ranks, bucket.rank), threshold, limit - total
-            )
+        for passing in self._passing(docs, self.threshold):
+            total += len(passing)
             if total >= limit:
-                break
+                return limit
         return total
+
+    def kept(self, docs: BitMap) -> BitMap:
+        """The documents of ``docs`` that score at least the threshold, found as ``count`` finds them."""
+        if self.threshold is None:
+            return docs
+        return BitMap.union(BitMap(), *self._passing(docs, self.threshold))
+
+    def _passing(self, docs: BitMap, threshold: float) -> Iterator[BitMap]:
+        self.budget = None
+        if docs:
+            yield from self._passing_buckets(0, docs, self.kept_sets[0], (), threshold)
+
+    def _passing_buckets(
+        self, depth: int, docs: BitMap, kept: Kept, ranks: tuple[Rank, ...], threshold: float
+    ) -> Iterator[BitMap]:
+        if ranks and score(ranks) < threshold:
+            return
+        if self._leaf(depth, ranks):
+            yield docs
+            return
+        for bucket in self.rules[depth].buckets(self, docs, kept):
+            yield from self._passing_buckets(
+                depth + 1, bucket.docs, bucket.kept, (*ranks, bucket.rank), threshold
+            )
 
     def _leaf(self, depth: int, ranks: tuple[Rank, ...]) -> bool:
         """Past the last rule, or a bucket the budget or cutoff left unranked: documents stay in id order."""

@@ -10,7 +10,7 @@ growing size, so a page of a large bucket costs a partition, not a full sort.
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
@@ -43,10 +43,12 @@ def _reader(ctx: SearchContext) -> tuple[FacetReader, CacheRef | None]:
 
 
 class FieldSortRule:
-    def __init__(self, field: str, ascending: bool, hidden: bool = False) -> None:
+    def __init__(self, field: str, ascending: bool, source: str, hidden: bool = False) -> None:
+        """``source``: where the rule comes from, ``sort[i]`` or ``rankingRules[j]`` (for errors)."""
         self.name = f"{field}:{_direction(ascending)}"
         self.field = field
         self.ascending = ascending
+        self.source = source
         self.hidden = hidden
         self._column: SortColumn | None = None
 
@@ -63,11 +65,13 @@ class FieldSortRule:
 
 
 class GeoSortRule:
-    def __init__(self, point: tuple[float, float], ascending: bool) -> None:
+    def __init__(self, point: tuple[float, float], ascending: bool, source: str) -> None:
         lat, lng = point
         self.name = f"_geoPoint({format_float(lat)}, {format_float(lng)}):{_direction(ascending)}"
         self.point = point
         self.ascending = ascending
+        self.source = source
+        self.hidden = False
         self._points: GeoPoints | None = None
 
     def buckets(self, ranker: Ranker, docs: BitMap, kept: Kept) -> Iterator[Bucket]:
@@ -126,7 +130,7 @@ def sort_rules(
     sorted_fields: set[str] = set()
     geo = False
     result: list[list[Rule]] = []
-    for name in ranking_rules:
+    for position, name in enumerate(ranking_rules):
         rules: list[Rule] = []
         entries: Sequence[SortCriterion]
         if name == "sort":
@@ -134,16 +138,35 @@ def sort_rules(
         else:
             field, _, order = name.rpartition(":")
             entries = [FieldSort(field, order == "asc")] if field and order in ("asc", "desc") else []
-        for entry in entries:
+        for index, entry in enumerate(entries):
+            source = f"sort[{index}]" if name == "sort" else f"rankingRules[{position}]"
             if isinstance(entry, GeoSort):
                 if not geo:
-                    rules.append(GeoSortRule(entry.point, entry.ascending))
+                    rules.append(GeoSortRule(entry.point, entry.ascending, source))
                 geo = True
             elif entry.field not in sorted_fields:
                 sorted_fields.add(entry.field)
-                rules.append(FieldSortRule(entry.field, entry.ascending, not _shown(entry.field, displayed)))
+                hidden = not _shown(entry.field, displayed)
+                rules.append(FieldSortRule(entry.field, entry.ascending, source, hidden))
         result.append(rules)
     return result
+
+
+def rule_groups(rules: Sequence[Rule]) -> list[dict[str, Any]]:
+    """The query's rules as federated search compares hits (search.md §2.3): each run of relevancy
+    rules is one group, each sort rule its own, with what the gateway needs to refuse two queries
+    whose sorts cannot be compared (a sort on a hidden field is not named)."""
+    groups: list[dict[str, Any]] = []
+    for rule in rules:
+        if isinstance(rule, FieldSortRule | GeoSortRule):
+            name = None if rule.hidden else rule.name
+            geo = isinstance(rule, GeoSortRule)
+            groups.append({"sort": name, "ascending": rule.ascending, "geo": geo, "source": rule.source})
+        elif groups and "relevancy" in groups[-1]:
+            groups[-1]["relevancy"].append(rule.name)
+        else:
+            groups.append({"relevancy": [rule.name]})
+    return groups
 
 
 def _shown(field: str, displayed: Sequence[str] | None) -> bool:
