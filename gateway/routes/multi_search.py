@@ -11,7 +11,7 @@ import time
 from collections.abc import Awaitable, Sequence
 from typing import Any, TypeVar
 
-from sanic import Blueprint, HTTPResponse, Request
+from sanic import Blueprint, HTTPResponse, Request, Sanic
 
 from common.errors import ApiError
 from common.timing import Steps, timed
@@ -28,7 +28,7 @@ from gateway.search.details import (
     wants_metadata,
 )
 from gateway.search.federated_facets import federated_facets
-from gateway.search.federation import federated_response, union_totals
+from gateway.search.federation import federated_response, short_of_hits, union_totals
 from gateway.search.multi import MultiSearch, Query, QueryError, parse_multi_search
 from gateway.search.params import page_window
 from gateway.search.queue import search_slot
@@ -73,19 +73,17 @@ async def _federated(request: Request, search: MultiSearch, started: float) -> d
         keys = lookup_primary_keys(app, [q.index_uid for q in queries]) if wants_metadata(request) else None
         window = page_window(federation)
         wanted = window[0] + window[1]
-        runs = [
-            search_index(
-                app, q.index_uid, {**q.params, "ruleGroups": True}, wanted, _query_steps(search_steps, q)
-            )
-            for q in queries
-        ]
         # Beside the queries: the facets, and the totals of indexes that several queries name.
         side_runs = asyncio.gather(
             timed_step(search_steps, "facets", federated_facets(app, queries, federation)),
             union_totals(app, queries),
         )
         try:
-            found: list[IndexSearch] = await _each(queries, runs)
+            asked = wanted
+            found = await _federated_queries(app, queries, asked, search_steps)
+            while federation.get("distinct") is not None and short_of_hits(queries, found, wanted, asked):
+                asked *= 2
+                found = await _federated_queries(app, queries, asked, search_steps)
         except BaseException:
             # A query's error comes first; the side runs' own outcome is dropped.
             side_runs.cancel()
@@ -98,6 +96,19 @@ async def _federated(request: Request, search: MultiSearch, started: float) -> d
         if search_steps is not None:
             search_steps.lap("federate")
         return add_details(body, await _federated_metadata(queries, keys), steps)
+
+
+async def _federated_queries(
+    app: Sanic, queries: Sequence[Query], wanted: int, search_steps: Steps | None
+) -> list[IndexSearch]:
+    """Every query's best ``wanted`` hits, with the rule groups the merge checks (``federated_rules``)."""
+    runs = [
+        search_index(
+            app, q.index_uid, {**q.params, "ruleGroups": True}, wanted, _query_steps(search_steps, q)
+        )
+        for q in queries
+    ]
+    return await _each(queries, runs)
 
 
 def _query_steps(search_steps: Steps | None, query: Query) -> Steps | None:

@@ -2,7 +2,9 @@
 
 Every query runs from offset 0 for as many hits as the federation's window needs (capped by its index's
 ``maxTotalHits``); the lists are then merged by weighted score sequences, where sort rules take part
-with their values (``federated_order.py``).
+with their values (``federated_order.py``). With ``federation.distinct`` every query runs with it as
+its ``distinct`` (each index deduplicates its own documents), and the merge keeps the first hit of each
+value across queries; when that leaves the page short, the queries are asked for twice as many.
 """
 
 from __future__ import annotations
@@ -10,7 +12,10 @@ from __future__ import annotations
 import asyncio
 import heapq
 import time
+from collections import Counter
 from collections.abc import Iterator, Sequence
+from enum import Enum
+from itertools import islice
 from typing import Any
 
 from sanic import Sanic
@@ -23,30 +28,81 @@ from gateway.search.response import add_page_fields, uuid7
 from gateway.search.runner import IndexSearch, RankedHit, hit_object, search_index, union_params
 
 
+class Fate(Enum):
+    """What the merge does with a fetched hit."""
+
+    KEPT = "kept"
+    SAME_DOCUMENT = "same document"
+    SAME_VALUE = "same distinct value"
+
+
 def merge_federated(
-    queries: Sequence[Query], results: Sequence[IndexSearch], wanted: int
+    queries: Sequence[Query], results: Sequence[IndexSearch], wanted: int, distinct: bool = False
 ) -> list[tuple[Query, RankedHit]]:
-    """The best ``wanted`` hits of all queries, each with the query it comes from.
+    """The best ``wanted`` hits of all queries, each with the query it comes from (see ``_walk``)."""
+    kept = ((query, entry) for query, entry, fate in _walk(queries, results, distinct) if fate is Fate.KEPT)
+    return list(islice(kept, wanted))
+
+
+def distinct_rejected(queries: Sequence[Query], results: Sequence[IndexSearch]) -> int:
+    """The fetched hits ``federation.distinct`` drops for a value a better hit of another query has."""
+    return sum(1 for *_, fate in _walk(queries, results, distinct=True) if fate is Fate.SAME_VALUE)
+
+
+def short_of_hits(queries: Sequence[Query], results: Sequence[IndexSearch], wanted: int, asked: int) -> bool:
+    """Whether ``federation.distinct`` kept fewer than ``wanted`` hits before a query that may hold more
+    than the ``asked`` it returned ran out (past that point, its next hits could come first).
+
+    Each query's hits have distinct values, so with single values a query's ``asked`` hits keep as
+    many; a hit with an array value can drop several hits of another query."""
+    unfinished = {
+        query.position: len(result.hits)
+        for query, result in zip(queries, results, strict=True)
+        if asked < result.max_total_hits and len(result.hits) >= asked
+    }
+    if not unfinished:
+        return False
+    kept = 0
+    walked: Counter[int] = Counter()
+    for query, _, fate in _walk(queries, results, distinct=True):
+        kept += fate is Fate.KEPT
+        if kept >= wanted:
+            return False
+        walked[query.position] += 1
+        if walked[query.position] == unfinished.get(query.position):
+            return True
+    return True
+
+
+def _walk(
+    queries: Sequence[Query], results: Sequence[IndexSearch], distinct: bool
+) -> Iterator[tuple[Query, RankedHit, Fate]]:
+    """Every fetched hit in merged order, with its fate: kept, or dropped as the same document or value.
 
     Lists are merged head by head (each query's own order is kept) by ``federated_order``; hits that
     nothing separates go to the lower query position. A document found by several queries of one index
-    appears once, from the query that ranks it first in the merged order.
+    is kept once, from the query that ranks it first in the merged order. With ``distinct``, a hit
+    sharing a distinct value with a kept hit is dropped; hits without the attribute never are.
     """
-    streams = [_weighted(query, result, wanted) for query, result in zip(queries, results, strict=True)]
+    streams = [_weighted(query, result) for query, result in zip(queries, results, strict=True)]
     seen: set[tuple[str, int]] = set()
-    merged: list[tuple[Query, RankedHit]] = []
+    values_seen: set[tuple[int, Any]] = set()
     for _, query, entry in heapq.merge(*streams, key=lambda item: item[0]):
-        if len(merged) == wanted:
-            break
         identity = (query.index_uid, entry.seq)
-        if identity not in seen:
-            seen.add(identity)
-            merged.append((query, entry))
-    return merged
+        if identity in seen:
+            yield query, entry, Fate.SAME_DOCUMENT
+            continue
+        seen.add(identity)
+        values = [(kind, value) for kind, value in entry.distinct or ()] if distinct else []
+        if any(value in values_seen for value in values):
+            yield query, entry, Fate.SAME_VALUE
+            continue
+        values_seen.update(values)
+        yield query, entry, Fate.KEPT
 
 
-def _weighted(query: Query, result: IndexSearch, wanted: int) -> Iterator[tuple[Weighted, Query, RankedHit]]:
-    for entry in result.hits[: min(wanted, result.max_total_hits)]:
+def _weighted(query: Query, result: IndexSearch) -> Iterator[tuple[Weighted, Query, RankedHit]]:
+    for entry in result.hits[: result.max_total_hits]:
         yield Weighted(entry.groups, query.weight, entry.score, query.position), query, entry
 
 
@@ -75,11 +131,15 @@ async def _union_total(app: Sanic, uid: str, queries: list[dict[str, Any]]) -> i
     return result.candidates
 
 
-def federated_total(queries: Sequence[Query], results: Sequence[IndexSearch], unions: dict[str, int]) -> int:
+def federated_total(
+    queries: Sequence[Query], results: Sequence[IndexSearch], unions: dict[str, int], distinct: bool
+) -> int:
     """Sum over indexes of the documents their queries keep: an index's one query's candidates, or
-    the union count (``union_totals``) of an index several queries name."""
+    the union count (``union_totals``) of an index several queries name; with ``federation.distinct``,
+    minus the fetched hits it dropped (those past the fetched ones are not known: an estimate)."""
     per_index = {query.index_uid: result.candidates for query, result in zip(queries, results, strict=True)}
-    return sum(unions.get(uid, count) for uid, count in per_index.items())
+    total = sum(unions.get(uid, count) for uid, count in per_index.items())
+    return total - distinct_rejected(queries, results) if distinct else total
 
 
 def federated_response(
@@ -95,8 +155,10 @@ def federated_response(
     check_comparable(queries, results)
     window = page_window(federation)
     offset, limit, _ = window
-    hits = [_federated_hit(*pair) for pair in merge_federated(queries, results, offset + limit)[offset:]]
-    total = federated_total(queries, results, unions)
+    distinct = federation.get("distinct") is not None
+    merged = merge_federated(queries, results, offset + limit, distinct)
+    hits = [_federated_hit(*pair) for pair in merged[offset:]]
+    total = federated_total(queries, results, unions, distinct)
     body: dict[str, Any] = {"hits": hits, "processingTimeMs": int((time.perf_counter() - started) * 1000)}
     add_page_fields(body, window, federation, total)
     body.update(facets or {})

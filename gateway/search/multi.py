@@ -36,10 +36,8 @@ _FEDERATION_ONLY = {
         " `federation.showPerformanceDetails` to show performance details of the federated search",
     ),
 }
-# Federation options whose behaviour comes with distinct support: refused unless absent, rather than
-# silently ignored.
+# Federation options not implemented yet: refused unless absent, rather than silently ignored.
 _FEDERATION_PENDING: dict[str, tuple[str, tuple[Any, ...]]] = {
-    "distinct": ("invalid_search_distinct", (None,)),
     "personalize": ("invalid_search_personalize", (None,)),
 }
 
@@ -172,6 +170,10 @@ def _query(
             _check_non_federated(options)
         else:
             _check_federated(params, federation, options)
+            if federation.get("distinct") is not None:
+                # Each index deduplicates its own hits (and checks the attribute); the merge then
+                # deduplicates across queries (federation.py).
+                params["distinct"] = federation["distinct"]
         refuse_pending(params)
         check_sort_syntax(params)
         params = select_search_kind(params)
