@@ -9,6 +9,8 @@ from __future__ import annotations
 import collections
 import os
 import signal
+import socket
+import ssl
 import subprocess
 import sys
 import threading
@@ -97,7 +99,9 @@ class Launcher:
             self._stop_all()
             return 0
         log.info(
-            "Sift is running", http_addr=f"http://{self.config.http_addr}", db_path=str(self.config.db_path)
+            "Sift is running",
+            http_addr=f"{self._scheme}://{self.config.http_addr}",
+            db_path=str(self.config.db_path),
         )
         self._supervise()
         self._stop_all()
@@ -191,13 +195,38 @@ class Launcher:
         host, port = self.config.http_host_port()
         if host in ("0.0.0.0", "::", ""):
             host = "127.0.0.1"
-        if ":" in host:
-            host = f"[{host}]"
+        if self.config.ssl_require_auth:
+            # Without a client certificate the launcher can only see that the gateway listens.
+            try:
+                with socket.create_connection((host, port), timeout=0.5):
+                    return True
+            except OSError:
+                return False
+        url = (
+            f"{self._scheme}://[{host}]:{port}/health"
+            if ":" in host
+            else f"{self._scheme}://{host}:{port}/health"
+        )
         try:
-            with urllib.request.urlopen(f"http://{host}:{port}/health", timeout=0.5) as response:
+            with urllib.request.urlopen(url, timeout=0.5, context=_LIVENESS_TLS) as response:
                 return bool(response.status == 200)
         except OSError:
             return False
+
+    @property
+    def _scheme(self) -> str:
+        return "https" if self.config.ssl_cert_path is not None else "http"
+
+
+def _liveness_tls() -> ssl.SSLContext:
+    """The launcher checks that its own gateway answers, not who it is: no certificate verification."""
+    context = ssl.create_default_context()
+    context.check_hostname = False
+    context.verify_mode = ssl.CERT_NONE
+    return context
+
+
+_LIVENESS_TLS = _liveness_tls()
 
 
 def _forward_output(child: Child, process: subprocess.Popen[bytes]) -> None:

@@ -7,6 +7,7 @@ from sanic import Request, Sanic
 from common.config import Config
 from common.layout import DataLayout
 from common.logging import get_logger
+from common.tls import server_context
 from gateway.auth.actions import PUBLIC
 from gateway.auth.guard import Guard
 from gateway.auth.keyring import KeyRing
@@ -83,5 +84,6 @@ def serve(config: Config) -> None:
     """Run the gateway in this process (the launcher supervises it; no Sanic worker manager)."""
     host, port = config.http_host_port()
     app = create_app(config)
-    log.info("gateway listening", http_addr=config.http_addr)
-    app.run(host=host, port=port, single_process=True, access_log=False, motd=False)
+    context = server_context(config)
+    log.info("gateway listening", http_addr=config.http_addr, tls=context is not None)
+    app.run(host=host, port=port, ssl=context, single_process=True, access_log=False, motd=False)

@@ -11,6 +11,7 @@ from collections.abc import Mapping
 
 from common.config.model import Config, ConfigError
 from common.config.sizes import format_size
+from common.tls import server_context
 
 _MIN_MASTER_KEY_BYTES = 16
 _S3_CREDENTIALS = (
@@ -51,7 +52,13 @@ def check_launch_rules(config: Config, origins: Mapping[str, str], total_memory:
             f"Snapshots to object storage need all of the bucket URL, region, name, access key and "
             f"secret key; {named(given_s3[0])} is set but these are missing: {missing_s3}."
         )
+    server_context(config)  # refuses unusable certificate files now rather than in the gateway
     warnings = _check_master_key(config, origins)
+    if config.ssl_ocsp_path is not None:
+        warnings.append(
+            f"{named('ssl_ocsp_path')} is ignored: this server does not staple OCSP responses; clients"
+            " check the certificate's status themselves."
+        )
     if config.max_indexing_memory >= total_memory:
         warnings.append(
             f"{named('max_indexing_memory')} is {format_size(config.max_indexing_memory)}, not less than "

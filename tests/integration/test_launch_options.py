@@ -39,6 +39,12 @@ def _sift(*args: str, cwd: Path, env: dict[str, str] | None = None) -> subproces
         (["--doggo"], {}, "--doggo"),
         (["--http-payload-size-limit", "lots"], {}, "lots"),
         ([], {"SEARCH_NO_ANALYTICS": "maybe"}, "SEARCH_NO_ANALYTICS"),
+        (["--ssl-cert-path", "cert.pem"], {}, "requires `ssl_key_path`"),
+        (
+            ["--ssl-cert-path", "missing.pem", "--ssl-key-path", "missing.key"],
+            {},
+            "missing.key`: No such file or directory.",
+        ),
     ],
 )
 def test_invalid_launch_is_refused_with_a_clear_message(

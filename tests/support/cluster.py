@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import signal
 import socket
+import ssl
 import subprocess
 import sys
 import tempfile
@@ -39,12 +40,16 @@ class RunningCluster:
         data_dir: Path | None = None,
         env: dict[str, str] | None = None,
         cwd: Path | None = None,
+        tls: ssl.SSLContext | None = None,
     ) -> None:
+        """``tls``: the client side of a cluster started with ``--ssl-*`` options (its certificate
+        authority, and a client certificate when one is required): ``url`` is then ``https``."""
         self._tmp = tempfile.TemporaryDirectory(prefix="sift-test-")
         self.workdir = cwd or Path(self._tmp.name)
         self.data_dir = data_dir or Path(self._tmp.name) / "data.ms"
         self.port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
+        self.tls = tls
+        self.url = f"{'http' if tls is None else 'https'}://127.0.0.1:{self.port}"
         self.layout = DataLayout(self.data_dir)
         self.args = [
             "serve",
@@ -92,7 +97,7 @@ class RunningCluster:
 
     def _http_ok(self) -> bool:
         try:
-            return httpx.get(f"{self.url}/health", timeout=1).status_code == 200
+            return httpx.get(f"{self.url}/health", timeout=1, verify=self.tls or True).status_code == 200
         except httpx.HTTPError:
             return False
 

@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 import pytest
+import trustme
 
 from common.config import SUBCOMMANDS, Config, ConfigError, LoadedConfig, load_config
 from common.config.options import OPTIONS
@@ -441,8 +442,14 @@ def test_tls_certificate_and_key_go_together(cwd: Path, given: str, missing: str
 
 
 def test_tls_with_certificate_and_key(cwd: Path) -> None:
-    config = load(cwd, "--ssl-cert-path", "cert.pem", "--ssl-key-path", "/etc/key.pem").config
-    assert (config.ssl_cert_path, config.ssl_key_path) == (cwd / "cert.pem", Path("/etc/key.pem"))
+    """Relative paths are the working directory's; the files must form a usable certificate."""
+    server = trustme.CA().issue_cert("localhost")
+    server.cert_chain_pems[0].write_to_path(str(cwd / "cert.pem"))
+    server.private_key_pem.write_to_path(str(cwd / "key.pem"))
+    config = load(cwd, "--ssl-cert-path", "cert.pem", "--ssl-key-path", str(cwd / "key.pem")).config
+    assert (config.ssl_cert_path, config.ssl_key_path) == (cwd / "cert.pem", cwd / "key.pem")
+    message = load_error(cwd, "--ssl-cert-path", "key.pem", "--ssl-key-path", "cert.pem")
+    assert message.startswith(f"Cannot use the TLS certificate `{cwd / 'key.pem'}` with the key")
 
 
 def test_object_storage_options_go_together(cwd: Path) -> None:
@@ -498,6 +505,12 @@ def test_indexing_memory_at_least_total_memory_warns(cwd: Path) -> None:
     result = load(cwd, "--master-key", GOOD_KEY, "--max-indexing-memory", "12GiB")
     assert result.config.max_indexing_memory == MEMORY
     assert len(result.warnings) == 1 and "max_indexing_memory" in result.warnings[0]
+
+
+def test_an_ocsp_response_is_accepted_with_a_warning_that_it_is_not_stapled(cwd: Path) -> None:
+    result = load(cwd, "--master-key", GOOD_KEY, "--ssl-ocsp-path", "ocsp.der")
+    assert len(result.warnings) == 1 and "`ssl_ocsp_path`" in result.warnings[0]
+    assert "does not staple" in result.warnings[0]
 
 
 def test_indexing_threads_above_core_count_are_capped_with_a_warning(cwd: Path) -> None:
