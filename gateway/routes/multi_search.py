@@ -28,6 +28,7 @@ from gateway.search.details import (
     wants_metadata,
 )
 from gateway.search.federated_facets import federated_facets
+from gateway.search.federated_rules import check_comparable
 from gateway.search.federation import federated_response, short_of_hits, union_totals
 from gateway.search.multi import MultiSearch, Query, QueryError, parse_multi_search
 from gateway.search.params import page_window
@@ -81,6 +82,7 @@ async def _federated(request: Request, search: MultiSearch, started: float) -> d
         try:
             asked = wanted
             found = await _federated_queries(app, queries, asked, search_steps)
+            check_comparable(queries, found)
             while federation.get("distinct") is not None and short_of_hits(queries, found, wanted, asked):
                 asked *= 2
                 found = await _federated_queries(app, queries, asked, search_steps)

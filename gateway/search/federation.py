@@ -21,7 +21,6 @@ from typing import Any
 from sanic import Sanic
 
 from gateway.search.federated_order import Weighted
-from gateway.search.federated_rules import check_comparable
 from gateway.search.multi import Query
 from gateway.search.params import page_window
 from gateway.search.response import add_page_fields, uuid7
@@ -55,6 +54,8 @@ def short_of_hits(queries: Sequence[Query], results: Sequence[IndexSearch], want
 
     Each query's hits have distinct values, so with single values a query's ``asked`` hits keep as
     many; a hit with an array value can drop several hits of another query."""
+    if wanted == 0:
+        return False
     unfinished = {
         query.position: len(result.hits)
         for query, result in zip(queries, results, strict=True)
@@ -152,7 +153,6 @@ def federated_response(
 ) -> dict[str, Any]:
     """The §2.3 response (no ``query`` key); ``unions``: from ``union_totals``; ``facets``: the facet
     keys (``federated_facets.py``)."""
-    check_comparable(queries, results)
     window = page_window(federation)
     offset, limit, _ = window
     distinct = federation.get("distinct") is not None

@@ -97,6 +97,9 @@ def test_a_page_emptied_by_array_values_asks_the_queries_again(shelves: RunningC
     body = federated_ok(shelves, queries, limit=2, distinct="tags")
     assert identities(body["hits"]) == [("tags_b", 9), ("tags_a", 3)]
     assert body["estimatedTotalHits"] == 2, "4 + 1 candidates, minus the 3 hits x, y and z drop"
+    for federation in ({"limit": 0}, {"hitsPerPage": 0}):
+        empty = federated_ok(shelves, queries, distinct="tags", **federation)
+        assert empty["hits"] == [], "an empty page asks nothing more"
 
 
 def test_distinct_attribute_must_be_filterable_in_every_index(shelves: RunningCluster) -> None:
