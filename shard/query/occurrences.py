@@ -102,21 +102,50 @@ class DocMatcher:
                 self.words.setdefault(word, []).append((number, match))
             for words, match in derivation.phrases:
                 self.phrases.append((number, words, match))
+        # Words matched the same ways share one list, so one-term queries group them (``_first_places``).
+        shared: dict[tuple[tuple[int, int], ...], list[tuple[int, WordMatch]]] = {}
+        for word, entries in self.words.items():
+            self.words[word] = shared.setdefault(tuple((n, id(m)) for n, m in entries), entries)
         self._keys = frozenset(self.words).union(
             word for _, words, _ in self.phrases for word in words if word is not None
         )
 
     def occurrences(self, record: RecordView, holds: set[str] | None = None) -> list[Occurrence]:
         """``holds``: the query's words the document has, when already known from their postings."""
-        found: list[Occurrence] = []
         allowed, exact_fields, listed = self.allowed_fields, self.exact_fields, self.words
         present = self._keys.intersection(record.words) if holds is None else holds
         matched = {word: listed[word] for word in present if word in listed}
         if self.prefixes:
             self._match_prefixes(record, matched)
-        nearest_to = self.nearest_to
-        nearest: dict[tuple[int, int, int], Occurrence] = {}
         places = record.places(matched)
+        if self.nearest_to == 0:
+            found = self._first_places(matched, places)
+        else:
+            found = self._word_places(matched, places)
+        for number, phrase, match in self.phrases:
+            if any(word is not None and word not in present for word in phrase):
+                continue
+            span = len(phrase) - 1
+            for entry in record.fields:
+                field_id = entry.field_id
+                if allowed is not None and field_id not in allowed:
+                    continue
+                if field_id in exact_fields and match.typos:
+                    continue
+                for start in phrase_positions(entry, phrase):
+                    found.append(Occurrence(number, field_id, start, start + span, match))
+        return found
+
+    def _word_places(
+        self,
+        matched: dict[str, list[tuple[int, WordMatch]]],
+        places: dict[str, tuple[tuple[int, int], ...]],
+    ) -> list[Occurrence]:
+        """Every place of the matched words; for a one-term query, only the nearest to the term per
+        derivation, field and match."""
+        found: list[Occurrence] = []
+        allowed, exact_fields, nearest_to = self.allowed_fields, self.exact_fields, self.nearest_to
+        nearest: dict[tuple[int, int, int], Occurrence] = {}
         for word, entries in matched.items():
             for field_id, position in places[word]:
                 if allowed is not None and field_id not in allowed:
@@ -133,18 +162,35 @@ class DocMatcher:
                     if kept is None or abs(position - nearest_to) < abs(kept.start - nearest_to):
                         nearest[key] = Occurrence(number, field_id, position, position, match)
         found.extend(nearest.values())
-        for number, phrase, match in self.phrases:
-            if any(word is not None and word not in present for word in phrase):
-                continue
-            span = len(phrase) - 1
-            for entry in record.fields:
-                field_id = entry.field_id
+        return found
+
+    def _first_places(
+        self,
+        matched: dict[str, list[tuple[int, WordMatch]]],
+        places: dict[str, tuple[tuple[int, int], ...]],
+    ) -> list[Occurrence]:
+        """A one-term query at position 0: the first place per field of each group of words matched
+        the same ways (a short prefix matches dozens of words per document), found by a C-level
+        sort instead of a comparison per place. The same as keeping the nearest occurrence per
+        derivation, field and match; a match shared by two groups may yield two, which no rule
+        tells apart from the nearer one."""
+        groups: dict[int, tuple[list[tuple[int, WordMatch]], list[tuple[int, int]]]] = {}
+        for word, entries in matched.items():
+            group = groups.get(id(entries))
+            if group is None:
+                group = groups[id(entries)] = (entries, [])
+            group[1].extend(places[word])
+        found: list[Occurrence] = []
+        allowed, exact_fields = self.allowed_fields, self.exact_fields
+        for entries, spots in groups.values():
+            # Sorted descending, so the smallest position of each field is the one the dict keeps.
+            for field_id, position in dict(sorted(spots, reverse=True)).items():
                 if allowed is not None and field_id not in allowed:
                     continue
-                if field_id in exact_fields and match.typos:
-                    continue
-                for start in phrase_positions(entry, phrase):
-                    found.append(Occurrence(number, field_id, start, start + span, match))
+                exact_only = field_id in exact_fields
+                for number, match in entries:
+                    if not (exact_only and match.typos):
+                        found.append(Occurrence(number, field_id, position, position, match))
         return found
 
     def holdings(self, ctx: SearchContext, docs: BitMap) -> dict[int, set[str]] | None:
@@ -162,9 +208,10 @@ class DocMatcher:
         """Prefixes too broad to list (one or two letters on a large index) are looked up in the
         document's own vocabulary."""
         for prefix, number, match in self.prefixes:
+            alone = [(number, match)]  # one list for the prefix's words, see ``_first_places``
             for word in record.starting_with(prefix):
                 known = matched.get(word)
                 if known is None:
-                    matched[word] = [(number, match)]
+                    matched[word] = alone
                 elif all(entry[0] != number for entry in known):
                     matched[word] = [*known, (number, match)]
