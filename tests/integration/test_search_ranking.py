@@ -146,6 +146,14 @@ def test_word_position_earlier_is_better(cluster: RunningCluster) -> None:
     assert found(cluster, "position", "apple") == [3, 2, 1]
 
 
+def test_word_position_counts_the_first_occurrence(cluster: RunningCluster) -> None:
+    """A word at positions 0 and 3 is at 0; a prefix's words count the earliest of them."""
+    docs = t("green apple", "apple red red apple", "red apricot", "red red applesauce apple")
+    make_index(cluster, "first-place", docs)
+    assert found(cluster, "first-place", "apple") == [2, 1, 4]
+    assert found(cluster, "first-place", "ap") == [2, 1, 3, 4]
+
+
 # --- exactness ----------------------------------------------------------------------------------------
 
 
