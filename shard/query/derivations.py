@@ -19,7 +19,7 @@ import orjson
 from shard.analysis import MAX_WORD_BYTES, Analyzer, TokenKind
 from shard.query.context import SearchContext
 from shard.query.parse import ParsedQuery, QueryTerm
-from shard.query.read_cache import STEM_WORDS, TYPO_WORDS, WORD_SPLITS
+from shard.query.read_cache import PREFIX_WORDS, STEM_WORDS, TYPO_WORDS, WORD_SPLITS
 from shard.query.typos import typo_words
 from shard.query.vocabulary import PREFIX_LIMIT, best_split, prefix_words
 
@@ -159,7 +159,11 @@ def _derive_term(
 
 def _set_prefix(ctx: SearchContext, derivation: Derivations, prefix: str, cost: int) -> None:
     """The expansion is looked up once, for docsets, per-document matching and highlighting alike."""
-    listed = prefix_words(ctx.txn, ctx.env.words, ctx.index_id, prefix, PREFIX_LIMIT + 1)
+    listed: tuple[str, ...] = ctx.cached(
+        (PREFIX_WORDS, ctx.index_id, prefix),
+        lambda: tuple(prefix_words(ctx.txn, ctx.env.words, ctx.index_id, prefix, PREFIX_LIMIT + 1)),
+        lambda found: 96 + sum(64 + len(word) for word in found),
+    )
     derivation.prefix, derivation.prefix_cost = prefix, cost
     derivation.prefix_words = tuple(listed[:PREFIX_LIMIT])
     derivation.prefix_complete = len(listed) <= PREFIX_LIMIT

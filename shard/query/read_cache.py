@@ -4,8 +4,9 @@ Ranking reads the token records of the documents in the buckets it splits and ev
 documents of its page; popular queries keep landing on the same documents, and decompressing and
 decoding costs far more than using the result. Typing a query resolves its earlier words again at every
 keystroke, and its lookups (typos walk hundreds of vocabulary keys, stems stem up to a thousand words,
-splits read two postings per cut) are kept too. Entries are
-weighed (roughly their bytes in memory) so the cache stays bounded whatever the documents' size.
+splits read two postings per cut, a prefix steps through up to a thousand words' keys) are kept too.
+Entries are weighed (roughly their bytes in memory) so the cache stays bounded whatever the documents'
+size.
 """
 
 from __future__ import annotations
@@ -25,7 +26,8 @@ DEFAULT_BUDGET = 256 << 20
     TYPO_WORDS,
     STEM_WORDS,
     WORD_SPLITS,
-) = range(9)
+    PREFIX_WORDS,
+) = range(10)
 """Kinds of cached value, the first part of a key ``(kind, index id, id)``."""
 
 Key = tuple[int, int, Hashable]

@@ -1,4 +1,4 @@
-"""Vocabulary lookups of a query's words (typos, stems, splits) are kept in the read cache for a
+"""Vocabulary lookups of a query's words (typos, stems, splits, prefixes) are kept in the read cache for a
 generation: a query typed again (or its earlier words at the next keystroke) reuses them, and a batch that
 changes the vocabulary is seen by the next search."""
 
@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from shard.query.read_cache import STEM_WORDS, TYPO_WORDS, WORD_SPLITS
+from shard.query.read_cache import PREFIX_WORDS, STEM_WORDS, TYPO_WORDS, WORD_SPLITS
 from shard.store import ShardStore
 from tests.support.shard_batches import add_values, apply
 
@@ -70,3 +70,14 @@ def test_split_lookups_are_cached_and_follow_batches(store: ShardStore) -> None:
     assert cached_lookups(store, WORD_SPLITS) == {"newspaper"}  # no split: kept as such too
     add(store, "daily news paper", first=10)
     assert titles(store, "newspaper") == ["daily news paper"]
+
+
+def test_prefix_lookups_are_cached_and_follow_batches(store: ShardStore) -> None:
+    add(store, "star wars", "stellar")
+    assert titles(store, "st") == ["star wars", "stellar"]
+    assert titles(store, "sta") == ["star wars"]
+    assert cached_lookups(store, PREFIX_WORDS) == {"st", "sta"}
+    assert titles(store, "sta") == ["star wars"]  # served from the cache, same answer
+    add(store, "stardust", first=10)
+    assert cached_lookups(store, PREFIX_WORDS) == set()
+    assert titles(store, "sta") == ["star wars", "stardust"]
