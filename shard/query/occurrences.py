@@ -22,6 +22,12 @@ _WORDS_PER_DOCUMENT = 10
 """Probing a record for the query's words costs about as much as ten bitmap intersections."""
 
 
+Matched = dict[str, list[tuple[int, WordMatch]]]
+"""The query words a document has, each with its (derivation number, match) entries."""
+Places = dict[str, tuple[tuple[int, int], ...]]
+"""Field id and position of each occurrence of a word (``RecordView.places``)."""
+
+
 @dataclass(slots=True)
 class Occurrence:
     """Not frozen: a frozen dataclass costs five times as much to build, and documents with a common
@@ -136,11 +142,7 @@ class DocMatcher:
                     found.append(Occurrence(number, field_id, start, start + span, match))
         return found
 
-    def _word_places(
-        self,
-        matched: dict[str, list[tuple[int, WordMatch]]],
-        places: dict[str, tuple[tuple[int, int], ...]],
-    ) -> list[Occurrence]:
+    def _word_places(self, matched: Matched, places: Places) -> list[Occurrence]:
         """Every place of the matched words; for a one-term query, only the nearest to the term per
         derivation, field and match."""
         found: list[Occurrence] = []
@@ -164,11 +166,7 @@ class DocMatcher:
         found.extend(nearest.values())
         return found
 
-    def _first_places(
-        self,
-        matched: dict[str, list[tuple[int, WordMatch]]],
-        places: dict[str, tuple[tuple[int, int], ...]],
-    ) -> list[Occurrence]:
+    def _first_places(self, matched: Matched, places: Places) -> list[Occurrence]:
         """A one-term query at position 0: the first place per field of each group of words matched
         the same ways (a short prefix matches dozens of words per document), found by a C-level
         sort instead of a comparison per place. The same as keeping the nearest occurrence per
@@ -204,7 +202,7 @@ class DocMatcher:
                 holdings[doc_id].add(word)
         return holdings
 
-    def _match_prefixes(self, record: RecordView, matched: dict[str, list[tuple[int, WordMatch]]]) -> None:
+    def _match_prefixes(self, record: RecordView, matched: Matched) -> None:
         """Prefixes too broad to list (one or two letters on a large index) are looked up in the
         document's own vocabulary."""
         for prefix, number, match in self.prefixes:
