@@ -9,6 +9,7 @@ with ``list.index``, so a long field costs little more than its number of matche
 from __future__ import annotations
 
 from bisect import bisect_left
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from pyroaring import BitMap
@@ -59,6 +60,14 @@ def phrase_positions(entry: FieldTokens, words: tuple[str | None, ...]) -> list[
         else:
             starts.append(start)
     return starts
+
+
+def phrase_fields(record: RecordView, words: tuple[str | None, ...]) -> Iterator[FieldTokens]:
+    """The record's fields holding the phrase's first word, the only ones it can occur in: the
+    others are skipped without a failed search of their words."""
+    anchor = next(word for word in words if word is not None)
+    holding = {field_id for field_id, _ in record.places((anchor,))[anchor]}
+    return (entry for entry in record.fields if entry.field_id in holding)
 
 
 def _positions_of(entry: FieldTokens, word: str) -> list[int]:
@@ -132,7 +141,7 @@ class DocMatcher:
             if any(word is not None and word not in present for word in phrase):
                 continue
             span = len(phrase) - 1
-            for entry in record.fields:
+            for entry in phrase_fields(record, phrase):
                 field_id = entry.field_id
                 if allowed is not None and field_id not in allowed:
                     continue

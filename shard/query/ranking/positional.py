@@ -156,12 +156,15 @@ class DocumentCosts:
         allowed = self.ctx.allowed_fields
         if wanted:
             starts = False
+            first = wanted[0]
             for entry in self.ctx.record(doc_id).fields:
-                if allowed is not None and entry.field_id not in allowed:
+                words = entry.words
+                # Both classes need the field's first word; most fields fail here, before any slice.
+                if not words or words[0] != first or (allowed is not None and entry.field_id not in allowed):
                     continue
-                if entry.words == wanted:
+                if words == wanted:
                     return EXACT_MATCH, len(kept)
-                if entry.words[: len(wanted)] == wanted and entry.positions[0] == 0:
+                if words[: len(wanted)] == wanted and entry.positions[0] == 0:
                     starts = True
             if starts:
                 return MATCHES_START, len(kept)
