@@ -43,11 +43,6 @@ def merge_federated(
     return list(islice(kept, wanted))
 
 
-def distinct_rejected(queries: Sequence[Query], results: Sequence[IndexSearch]) -> int:
-    """The fetched hits ``federation.distinct`` drops for a value a better hit of another query has."""
-    return sum(1 for *_, fate in _walk(queries, results, distinct=True) if fate is Fate.SAME_VALUE)
-
-
 def short_of_hits(queries: Sequence[Query], results: Sequence[IndexSearch], wanted: int, asked: int) -> bool:
     """Whether ``federation.distinct`` kept fewer than ``wanted`` hits before a query that may hold more
     than the ``asked`` it returned ran out (past that point, its next hits could come first).
@@ -118,11 +113,16 @@ def _federated_hit(query: Query, entry: RankedHit) -> dict[str, Any]:
 
 async def union_totals(app: Sanic, queries: Sequence[Query]) -> dict[str, int]:
     """For each index that several queries name, the documents at least one of them keeps (a
-    document matched twice counts once): one ``countUnion`` run per such index."""
+    document matched twice counts once): one ``countUnion`` run per such index. Not for queries that
+    deduplicate (``distinct``): a union of candidates would count every duplicate the queries drop."""
     by_index: dict[str, list[dict[str, Any]]] = {}
     for query in queries:
         by_index.setdefault(query.index_uid, []).append(query.params)
-    shared = {uid: params for uid, params in by_index.items() if len(params) > 1}
+    shared = {
+        uid: params
+        for uid, params in by_index.items()
+        if len(params) > 1 and all(query.get("distinct") is None for query in params)
+    }
     runs = [_union_total(app, uid, params) for uid, params in shared.items()]
     return dict(zip(shared, await asyncio.gather(*runs), strict=True))
 
@@ -135,12 +135,22 @@ async def _union_total(app: Sanic, uid: str, queries: list[dict[str, Any]]) -> i
 def federated_total(
     queries: Sequence[Query], results: Sequence[IndexSearch], unions: dict[str, int], distinct: bool
 ) -> int:
-    """Sum over indexes of the documents their queries keep: an index's one query's candidates, or
-    the union count (``union_totals``) of an index several queries name; with ``federation.distinct``,
-    minus the fetched hits it dropped (those past the fetched ones are not known: an estimate)."""
-    per_index = {query.index_uid: result.candidates for query, result in zip(queries, results, strict=True)}
-    total = sum(unions.get(uid, count) for uid, count in per_index.items())
-    return total - distinct_rejected(queries, results) if distinct else total
+    """Sum over indexes of the documents their queries keep.
+
+    An index that one query names counts that query's candidates. One that several name counts the
+    union of their candidates (``union_totals``), or, when they deduplicate, the sum of their counts
+    minus the fetched hits found twice. ``federation.distinct`` also takes off the fetched hits it
+    drops across queries. Hits past the fetched ones are not known, so those totals are estimates,
+    exact when every hit was fetched."""
+    total = sum(unions.values()) + sum(
+        result.candidates
+        for query, result in zip(queries, results, strict=True)
+        if query.index_uid not in unions
+    )
+    for query, _, fate in _walk(queries, results, distinct):
+        if fate is Fate.SAME_VALUE or (fate is Fate.SAME_DOCUMENT and query.index_uid not in unions):
+            total -= 1
+    return total
 
 
 def federated_response(

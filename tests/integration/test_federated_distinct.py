@@ -102,6 +102,15 @@ def test_a_page_emptied_by_array_values_asks_the_queries_again(shelves: RunningC
         assert empty["hits"] == [], "an empty page asks nothing more"
 
 
+def test_an_index_named_twice_counts_what_distinct_keeps(shelves: RunningCluster) -> None:
+    """Its queries' distinct counts, less the hits found twice: not the union of their candidates,
+    which would count every book distinct drops."""
+    queries = [{"indexUid": "shelf_b", "sort": ["rating:desc"]}, {"indexUid": "shelf_b", "q": "the"}]
+    body = federated_ok(shelves, queries, limit=100, distinct="genres")
+    assert 0 < len(body["hits"]) < len(BOOKS[4:])
+    assert body["estimatedTotalHits"] == len(body["hits"]), "every hit fetched: the count is exact"
+
+
 def test_distinct_attribute_must_be_filterable_in_every_index(shelves: RunningCluster) -> None:
     queries = [{"indexUid": "shelf_a"}, {"indexUid": "unfiltered"}]
     response = federated(shelves, queries, distinct="author")
