@@ -36,9 +36,14 @@ class Configured:
     """The index a class sends its requests to, when not the dataset's."""
     prepare: Callable[[httpx.Client], dict[str, Any]] | None = None
     """Loads what those other indexes need, after the dataset is configured; reported under ``loaded``."""
+    path_of: dict[str, str] = field(default_factory=dict)
+    """The path a class sends its requests to, when not an index route (``/multi-search``)."""
 
     def index(self, name: str) -> str:
         return self.index_of.get(name, self.dataset)
+
+    def path(self, name: str) -> str:
+        return self.path_of.get(name) or f"/indexes/{self.index(name)}/{self.route}"
 
 
 def parse_options(
@@ -77,10 +82,10 @@ def run_classes(
 ) -> dict[str, Any]:
     """``sets``: request bodies per class, POSTed to ``/indexes/<index>/<route>``; only the classes of
     ``--classes`` are measured."""
-    dataset, settings, route = scenario.dataset, scenario.settings, scenario.route
+    dataset, settings = scenario.dataset, scenario.settings
     started_at = time.strftime("%Y-%m-%dT%H:%M:%S%z")
     sets = {name: bodies for name, bodies in sets.items() if name in args.classes}
-    requests = post_requests(sets, lambda name: f"/indexes/{scenario.index(name)}/{route}")
+    requests = post_requests(sets, scenario.path)
     with bench_cluster(args, timeout=600.0) as (cluster, client):
         assert cluster.process is not None
         loaded = ensure_loaded(client, dataset, None, args.seed)
@@ -92,7 +97,7 @@ def run_classes(
             loaded["prepared"] = scenario.prepare(client)
         loaded["resident_mib"] = resident_mib(cluster_processes(cluster.process.pid))
         print("probing each distinct request once ...", file=sys.stderr, flush=True)
-        probes = {name: probe(client, scenario.index(name), bodies, route) for name, bodies in sets.items()}
+        probes = {name: probe(client, scenario.path(name), bodies) for name, bodies in sets.items()}
         classes = measure_classes(cluster, args, requests)
     return {
         "scenario": scenario.name,

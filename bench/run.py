@@ -3,7 +3,8 @@
 ``python -m bench.run ingest [...]`` measures indexing instead (``bench/ingest.py``), ``relevance``
 ranking quality on Cranfield (``bench/relevance.py``), ``search`` the latency of query classes on a
 loaded dataset (``bench/search.py``), ``facets`` facet distributions on cities (``bench/facets.py``),
-``geo`` geo and range filters and geo sort on ``cities`` (``bench/geo.py``), ``docsort`` sorted
+``geo`` geo and range filters and geo sort on ``cities`` (``bench/geo.py``), ``multisearch``
+separate and federated multi-search on movies (``bench/multisearch.py``), ``docsort`` sorted
 document reads on ``cities`` (``bench/docsort.py``) and ``auth`` the cost of
 authentication (``bench/auth.py``); each has its own options.
 
@@ -170,6 +171,10 @@ def own_cli(name: str) -> ModuleType | None:
         from bench import facets
 
         return facets
+    if name == "multisearch":
+        from bench import multisearch
+
+        return multisearch
     return None
 
 

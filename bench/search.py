@@ -163,11 +163,10 @@ def corpus(dataset: str, docs: int | None, seed: int) -> queries.Corpus:
     return queries.Corpus.sample(documents, title, body, SAMPLE_DOCS, seed)
 
 
-def probe(
-    client: httpx.Client, index: str, bodies: list[dict[str, Any]], route: str = "search"
-) -> dict[str, Any]:
+def probe(client: httpx.Client, path: str, bodies: list[dict[str, Any]]) -> dict[str, Any]:
     """Each distinct request once, one at a time: how many find nothing, hits per request, errors.
-    ``route``: ``search`` or ``documents/fetch`` (whose ``results`` and ``total`` count as hits).
+    ``path``: a search, ``documents/fetch`` (whose ``results`` and ``total`` count as hits) or
+    ``/multi-search`` (separate results: their hits and totals summed).
 
     The slowest request is kept too: one pathological query can dominate a class's p99.
     """
@@ -177,17 +176,17 @@ def probe(
     slowest: tuple[float, str] = (0.0, "")
     for body in distinct:
         started = time.perf_counter()
-        response = client.post(f"/indexes/{index}/{route}", json=body)
+        response = client.post(path, json=body)
         label = body["q"] if "q" in body else orjson.dumps(body).decode()
         slowest = max(slowest, (round(1000 * (time.perf_counter() - started), 2), label))
         if response.status_code != 200:
             errors[f"{response.status_code} {response.text[:200]}"] += 1
             continue
         answer = response.json()
-        hits.append(len(answer["hits"] if "hits" in answer else answer["results"]))
-        total = answer.get("estimatedTotalHits") or answer.get("totalHits") or answer.get("total")
-        totals.append(int(total or 0))
-        server_ms.append(float(answer.get("processingTimeMs", math.nan)))
+        results = answer["results"] if "hits" not in answer and "total" not in answer else [answer]
+        hits.append(sum(len(result["hits"] if "hits" in result else result["results"]) for result in results))
+        totals.append(sum(int(_total(result) or 0) for result in results))
+        server_ms.append(sum(float(result.get("processingTimeMs", math.nan)) for result in results))
     answered = len(hits) or 1
     return {
         "requests": len(distinct),
@@ -199,6 +198,10 @@ def probe(
         "server_mean_ms": round(statistics.fmean(server_ms), 3) if server_ms else None,
         "slowest": {"ms": slowest[0], "q": slowest[1]},
     }
+
+
+def _total(answer: dict[str, Any]) -> Any:
+    return answer.get("estimatedTotalHits") or answer.get("totalHits") or answer.get("total")
 
 
 def resident_mib(pids: dict[str, int]) -> dict[str, float | None]:
@@ -271,7 +274,9 @@ def run(args: argparse.Namespace, environment: dict[str, Any]) -> dict[str, Any]
         loaded["resident_mib"] = resident_mib(cluster_processes(cluster.process.pid))
         print("probing each distinct request once ...", file=sys.stderr, flush=True)
         probes = {
-            name: probe(client, args.dataset, list(sets[name])) for name in args.classes if name != "mixed"
+            name: probe(client, f"/indexes/{args.dataset}/search", list(sets[name]))
+            for name in args.classes
+            if name != "mixed"
         }
         classes = measure_classes(cluster, args, {name: requests[name] for name in args.classes})
         profiled = None
