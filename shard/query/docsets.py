@@ -13,7 +13,7 @@ from pyroaring import BitMap
 from shard.index.postings import SHORT_PREFIX_LENGTHS, term_docs
 from shard.query.context import SearchContext
 from shard.query.derivations import STEM_COST, Derivations
-from shard.query.occurrences import phrase_fields, phrase_positions
+from shard.query.occurrences import phrase_starts
 
 PHRASE_CHECK_LIMIT = 500
 
@@ -110,7 +110,6 @@ def phrase_docs(
         doc_id
         for doc_id in docs
         if any(
-            (fields is None or entry.field_id in fields) and phrase_positions(entry, words)
-            for entry in phrase_fields(ctx.record(doc_id), words)
+            fields is None or field_id in fields for field_id, _ in phrase_starts(ctx.record(doc_id), words)
         )
     )

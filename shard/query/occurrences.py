@@ -3,18 +3,16 @@
 The per-document ranking rules (proximity, attribute rank, word position, exactness) and phrase
 checks need positions; the record holds each searchable field's words and positions, so one decoded
 record answers all of them. Matching words are found with set intersections (C speed) and located
-with ``list.index``, so a long field costs little more than its number of matches.
+with ``tuple.index`` (``RecordView.places``), so a long field costs little more than its number of
+matches; phrases are checked on the places of their words.
 """
 
 from __future__ import annotations
 
-from bisect import bisect_left
-from collections.abc import Iterator
 from dataclasses import dataclass
 
 from pyroaring import BitMap
 
-from shard.index.records import FieldTokens
 from shard.query.context import SearchContext
 from shard.query.derivations import STEM_COST, Derivations, WordMatch
 from shard.query.record_view import RecordView
@@ -43,43 +41,19 @@ class Occurrence:
     match: WordMatch
 
 
-def phrase_positions(entry: FieldTokens, words: tuple[str | None, ...]) -> list[int]:
-    """Start positions where ``words`` occur consecutively in the field (None = any one word: stop
-    words are not stored but keep their position)."""
-    anchor = next(offset for offset, word in enumerate(words) if word is not None)
-    positions, field_words = entry.positions, entry.words
-    starts = []
-    for position in _positions_of(entry, words[anchor]):  # type: ignore[arg-type]
-        start = position - anchor
-        for offset, word in enumerate(words):
-            if word is None or offset == anchor:
-                continue
-            at = bisect_left(positions, start + offset)
-            if at == len(positions) or positions[at] != start + offset or field_words[at] != word:
-                break
-        else:
-            starts.append(start)
-    return starts
-
-
-def phrase_fields(record: RecordView, words: tuple[str | None, ...]) -> Iterator[FieldTokens]:
-    """The record's fields holding the phrase's first word, the only ones it can occur in: the
-    others are skipped without a failed search of their words."""
-    anchor = next(word for word in words if word is not None)
-    holding = {field_id for field_id, _ in record.places((anchor,))[anchor]}
-    return (entry for entry in record.fields if entry.field_id in holding)
-
-
-def _positions_of(entry: FieldTokens, word: str) -> list[int]:
-    found: list[int] = []
-    words = entry.words
-    index = -1
-    while True:
-        try:
-            index = words.index(word, index + 1)
-        except ValueError:
-            return found
-        found.append(entry.positions[index])
+def phrase_starts(record: RecordView, words: tuple[str | None, ...]) -> list[tuple[int, int]]:
+    """Field id and start position of each place where ``words`` occur consecutively in one field
+    (None = any one word: stop words are not stored but keep their position). The places of the
+    first word are the candidates; each other word must have a place at its offset from them."""
+    present = [(offset, word) for offset, word in enumerate(words) if word is not None]
+    places = record.places(word for _, word in present)
+    (first_offset, first), others = present[0], present[1:]
+    required = [(offset - first_offset, set(places[word])) for offset, word in others]
+    return [
+        (field_id, position - first_offset)
+        for field_id, position in places[first]
+        if all((field_id, position + gap) in spots for gap, spots in required)
+    ]
 
 
 class DocMatcher:
@@ -141,13 +115,10 @@ class DocMatcher:
             if any(word is not None and word not in present for word in phrase):
                 continue
             span = len(phrase) - 1
-            for entry in phrase_fields(record, phrase):
-                field_id = entry.field_id
-                if allowed is not None and field_id not in allowed:
-                    continue
-                if field_id in exact_fields and match.typos:
-                    continue
-                for start in phrase_positions(entry, phrase):
+            for field_id, start in phrase_starts(record, phrase):
+                if (allowed is None or field_id in allowed) and not (
+                    field_id in exact_fields and match.typos
+                ):
                     found.append(Occurrence(number, field_id, start, start + span, match))
         return found
 
