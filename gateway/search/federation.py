@@ -15,7 +15,6 @@ import time
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from enum import Enum
-from itertools import islice
 from typing import Any
 
 from sanic import Sanic
@@ -33,14 +32,6 @@ class Fate(Enum):
     KEPT = "kept"
     SAME_DOCUMENT = "same document"
     SAME_VALUE = "same distinct value"
-
-
-def merge_federated(
-    queries: Sequence[Query], results: Sequence[IndexSearch], wanted: int, distinct: bool = False
-) -> list[tuple[Query, RankedHit]]:
-    """The best ``wanted`` hits of all queries, each with the query it comes from (see ``_walk``)."""
-    kept = ((query, entry) for query, entry, fate in _walk(queries, results, distinct) if fate is Fate.KEPT)
-    return list(islice(kept, wanted))
 
 
 def short_of_hits(queries: Sequence[Query], results: Sequence[IndexSearch], wanted: int, asked: int) -> bool:
@@ -133,7 +124,10 @@ async def _union_total(app: Sanic, uid: str, queries: list[dict[str, Any]]) -> i
 
 
 def federated_total(
-    queries: Sequence[Query], results: Sequence[IndexSearch], unions: dict[str, int], distinct: bool
+    queries: Sequence[Query],
+    results: Sequence[IndexSearch],
+    unions: dict[str, int],
+    walked: list[tuple[Query, RankedHit, Fate]],
 ) -> int:
     """Sum over indexes of the documents their queries keep.
 
@@ -141,13 +135,13 @@ def federated_total(
     union of their candidates (``union_totals``), or, when they deduplicate, the sum of their counts
     minus the fetched hits found twice. ``federation.distinct`` also takes off the fetched hits it
     drops across queries. Hits past the fetched ones are not known, so those totals are estimates,
-    exact when every hit was fetched."""
+    exact when every hit was fetched. ``walked``: the fetched hits with their fates (``_walk``)."""
     total = sum(unions.values()) + sum(
         result.candidates
         for query, result in zip(queries, results, strict=True)
         if query.index_uid not in unions
     )
-    for query, _, fate in _walk(queries, results, distinct):
+    for query, _, fate in walked:
         if fate is Fate.SAME_VALUE or (fate is Fate.SAME_DOCUMENT and query.index_uid not in unions):
             total -= 1
     return total
@@ -165,10 +159,11 @@ def federated_response(
     keys (``federated_facets.py``)."""
     window = page_window(federation)
     offset, limit, _ = window
-    distinct = federation.get("distinct") is not None
-    merged = merge_federated(queries, results, offset + limit, distinct)
-    hits = [_federated_hit(*pair) for pair in merged[offset:]]
-    total = federated_total(queries, results, unions, distinct)
+    # One walk over every fetched hit serves the page and the total.
+    walked = list(_walk(queries, results, distinct=federation.get("distinct") is not None))
+    kept = [(query, entry) for query, entry, fate in walked if fate is Fate.KEPT]
+    hits = [_federated_hit(*pair) for pair in kept[offset : offset + limit]]
+    total = federated_total(queries, results, unions, walked)
     body: dict[str, Any] = {"hits": hits, "processingTimeMs": int((time.perf_counter() - started) * 1000)}
     add_page_fields(body, window, federation, total)
     body.update(facets or {})
