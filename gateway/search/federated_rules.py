@@ -18,6 +18,7 @@ from gateway.search.multi import Query
 from gateway.search.runner import IndexSearch
 
 Group = dict[str, Any]
+"""A sort rule's group (``rule_groups``); None stands for a run of relevancy rules."""
 
 
 def check_comparable(queries: Sequence[Query], results: Sequence[IndexSearch]) -> None:
@@ -25,10 +26,10 @@ def check_comparable(queries: Sequence[Query], results: Sequence[IndexSearch]) -
     ruled = list(zip(queries, (result.rule_groups for result in results), strict=True))
     for (first, first_groups), (second, second_groups) in combinations(ruled, 2):
         for a, b in zip(first_groups, second_groups, strict=False):
-            if ("sort" in a) != ("sort" in b):
-                break
-            if "sort" not in a:
-                continue
+            if a is None or b is None:
+                if a is b:
+                    continue  # two relevancy groups compare
+                break  # a relevancy group meets a sort: the comparison ends here
             reason = _conflict(a, b)
             if reason is not None:
                 raise ApiError(

@@ -56,7 +56,7 @@ class IndexSearch:
     max_total_hits: int
     facets: list[dict[str, Any]] = field(default_factory=list)
     """Each shard's facet reply when the query asked for facets (summed by ``gateway/search/facets``)."""
-    rule_groups: list[dict[str, Any]] = field(default_factory=list)
+    rule_groups: list[dict[str, Any] | None] = field(default_factory=list)
     """With ``ruleGroups``: the query's rules as federated search groups them (``federated_rules``)."""
 
 
@@ -117,7 +117,7 @@ class _ShardPages:
     """Summed over shards."""
     max_total_hits: int
     facets: list[dict[str, Any]]
-    rule_groups: list[dict[str, Any]]
+    rule_groups: list[dict[str, Any] | None]
     """The same on every shard: the first one's."""
 
 
@@ -147,7 +147,7 @@ async def _fan_out(
         for reply in found
     ]
     facets = [orjson.loads(reply.facets_json) for reply in found if reply.facets_json]
-    groups: list[dict[str, Any]] = next(
+    groups: list[dict[str, Any] | None] = next(
         (orjson.loads(reply.rule_groups_json) for reply in found if reply.rule_groups_json), []
     )
     return _ShardPages(pages, sum(reply.candidates for reply in found), cap, facets, groups)

@@ -53,7 +53,7 @@ class SearchResult:
     """With ``countTerms``: each query term's matching documents, for the frequency strategy."""
     facets: dict[str, Any] | None = None
     """With ``facets`` or ``facetSearch``: this shard's counts over the candidates (shard/facet/)."""
-    rule_groups: list[dict[str, Any]] | None = None
+    rule_groups: list[dict[str, Any] | None] | None = None
     """With ``ruleGroups`` (federated queries): the query's rules, grouped as hits are compared."""
 
 

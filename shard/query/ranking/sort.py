@@ -152,20 +152,18 @@ def sort_rules(
     return result
 
 
-def rule_groups(rules: Sequence[Rule]) -> list[dict[str, Any]]:
-    """The query's rules as federated search compares hits (search.md §2.3): each run of relevancy
-    rules is one group, each sort rule its own, with what the gateway needs to refuse two queries
-    whose sorts cannot be compared (a sort on a hidden field is not named)."""
-    groups: list[dict[str, Any]] = []
+def rule_groups(rules: Sequence[Rule]) -> list[dict[str, Any] | None]:
+    """The query's rules as federated search compares hits (search.md §2.3): None for each run of
+    relevancy rules, and for each sort rule what the gateway needs to refuse two queries whose sorts
+    cannot be compared (a sort on a hidden field is not named)."""
+    groups: list[dict[str, Any] | None] = []
     for rule in rules:
         if isinstance(rule, FieldSortRule | GeoSortRule):
             name = None if rule.hidden else rule.name
             geo = isinstance(rule, GeoSortRule)
             groups.append({"sort": name, "ascending": rule.ascending, "geo": geo, "source": rule.source})
-        elif groups and "relevancy" in groups[-1]:
-            groups[-1]["relevancy"].append(rule.name)
-        else:
-            groups.append({"relevancy": [rule.name]})
+        elif not groups or groups[-1] is not None:
+            groups.append(None)
     return groups
 
 
