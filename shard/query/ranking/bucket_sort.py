@@ -190,6 +190,12 @@ class Ranker:
         found: list[RankedDoc],
         wanted: int,
     ) -> None:
+        if self.distinct is not None:
+            # Documents a kept hit already excludes can never be kept: ranking them is wasted (with
+            # few distinct values, nearly every candidate is excluded after the first hits).
+            docs = docs - self.distinct.excluded
+            if not docs:
+                return
         threshold = self.threshold
         # The score of the ranks so far is the best any document below them can still reach.
         if threshold is not None and ranks and score(ranks) < threshold:
