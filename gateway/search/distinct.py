@@ -1,20 +1,16 @@
-"""Distinct across shards (search.md §1.8): shards deduplicate their own hits; documents sharing a value
-on different shards meet only here.
+"""Distinct across shards (search.md §1.8): shards leave out only the documents they can prove
+excluded (``shard/query/distinct.py``); documents sharing a value on different shards meet only here.
 
 Walking the merged hits best first, a hit is kept unless it shares a value with a kept hit, which is
-what one shard holding every document does. When that leaves fewer hits than the page needs while a
-shard may hold more, the runner asks the shards again for twice as many; then it asks them to count
-the candidates the page's values leave.
-
-A shard deduplicates with its own hits only: when the gateway drops one of them for a value it shares
-with another shard's better hit, the documents that hit excluded through its other values (arrays)
-are missing from that shard's answer. The runner then asks again with the dropped hit skipped, until
-no such hit precedes the page's end.
+what one shard holding every document does. The walk is settled up to the last hit of any shard that
+sent a full page: past it, that shard may hold documents it did not send. When fewer hits than the
+page needs are settled, the runner asks the shards again for twice as many; then it asks them to
+count the candidates the page's values leave.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any, Protocol, TypeVar
 
 
@@ -26,17 +22,25 @@ class Distinguished(Protocol):
 Hit = TypeVar("Hit", bound=Distinguished)
 
 
-def deduplicate(merged: Iterable[Hit], wanted: int) -> tuple[list[Hit], Hit | None]:
-    """The hits no better hit shares a value with, and the first dropped hit (before ``wanted`` are
-    kept) having a value no kept hit has: its shard excluded documents through that value, wrongly,
-    so its answer past that hit cannot be trusted."""
-    seen: set[tuple[int, Any]] = set()
+def deduplicate(
+    merged: Iterable[Hit], pages: Sequence[Sequence[Hit]], full: int, wanted: int
+) -> tuple[list[Hit], bool]:
+    """The first ``wanted`` hits no better hit shares a value with, and whether they are settled.
+
+    ``merged``: the shards' ``pages`` merged best first; a page of ``full`` hits may have more behind it.
+    """
     kept: list[Hit] = []
+    if wanted <= 0:
+        return kept, True
+    page_ends = {id(page[-1]) for page in pages if page and len(page) >= full}
+    seen: set[tuple[int, Any]] = set()
     for hit in merged:
         values = [(kind, value) for kind, value in hit.distinct or ()]
         if not any(value in seen for value in values):
             seen.update(values)
             kept.append(hit)
-        elif len(kept) < wanted and not all(value in seen for value in values):
-            return kept, hit
-    return kept, None
+            if len(kept) == wanted:
+                return kept, True
+        if id(hit) in page_ends:
+            return kept, False
+    return kept, True

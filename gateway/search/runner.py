@@ -77,7 +77,6 @@ async def search_index(
     if needs_term_counts(shard_query):
         shard_query["termCounts"] = await term_counts(cluster, uid, shard_query, steps)
     limit = wanted
-    skipped: list[int] = []
     while True:
         found = await _fan_out(cluster, uid, shard_query, limit, steps)
         pages, cap = found.pages, found.max_total_hits
@@ -85,15 +84,9 @@ async def search_index(
         if all(hit.distinct is None for hit in merged):
             lap(steps, "merge")
             return IndexSearch(merged[:wanted], found.candidates, cap, found.facets, found.rule_groups)
-        kept, wrong = deduplicate(merged, wanted)
+        kept, settled = deduplicate(merged, pages, min(limit, cap), wanted)
         lap(steps, "merge")
-        if wrong is not None:
-            skipped.append(wrong.seq)
-            shard_query["distinctSkip"] = skipped
-            continue
-        kept = kept[:wanted]
-        full = min(limit, cap)
-        if len(kept) >= wanted or limit >= cap or all(len(page) < full for page in pages):
+        if settled or limit >= cap:
             count = await _distinct_count(cluster, uid, shard_query, kept, steps)
             return IndexSearch(kept, count, cap, found.facets, found.rule_groups)
         limit = min(limit * 2, cap)

@@ -1,16 +1,20 @@
-"""Distinct (search.md §1.8, §6.5): one document per value of the distinct attribute on this shard.
+"""Distinct (search.md §1.8, §6.5): one document per value of the distinct attribute.
 
 As in the reference, keeping a document excludes every other candidate sharing any of its values
-(an array value excludes on each element); documents without a value are never excluded. Each kept
-hit carries its values so that the gateway can deduplicate across shards, where documents sharing a
-value may sit on different shards (``gateway/search/distinct.py``). The hit count is then the
-candidates minus those sharing a value with the page's kept hits (the hits themselves stay): the
-gateway learns those values only after merging, so it asks every shard for that count in a second
-round (``distinctValues``).
+(an array value excludes on each element); documents without a value are never excluded. Documents
+sharing a value may sit on different shards, so the rule itself runs in the gateway's walk over the
+merged hits (``gateway/search/distinct.py``); each hit carries its values for it.
 
-A hit kept here may be dropped by the gateway for a value it shares with a better hit of another
-shard; the documents it excluded through its other values (array values) were then excluded
-wrongly, so the gateway asks again with that hit skipped (``distinctSkip``).
+A shard leaves out only what it can prove excluded: a document holding every value of a better
+candidate. If the gateway keeps that candidate, they share a value; if it drops it, a better kept
+hit shares one of the candidate's values, which the document holds too. The full rule would be
+wrong here: a better hit kept by this shard may be dropped by the gateway for a value shared with
+another shard's hit, and the documents it excluded through its other values would be missing.
+For single values both rules are the same.
+
+The hit count is the candidates minus those sharing a value with the page's kept hits (the hits
+themselves stay): the gateway learns those values only after merging, so it asks every shard for
+that count in a second round (``distinctValues``).
 """
 
 from __future__ import annotations
@@ -24,7 +28,6 @@ from common.filter.permissions import filterable_patterns, matching_rule
 from shard.facet.reader import FacetReader
 from shard.facet.rules import FacetedFields
 from shard.facet.values import document_facets
-from shard.index.sequence import read_sequences
 from shard.query.context import SearchContext
 
 DistinctValue = list[Any]
@@ -55,41 +58,38 @@ def distinct_attribute(ctx: SearchContext, params: dict[str, Any]) -> str | None
 
 
 class Distinct:
-    def __init__(self, ctx: SearchContext, field: str, skipped: list[int] | None = None) -> None:
-        """``skipped``: sequences of documents the gateway found sharing a value with a better hit of
-        another shard; they are neither kept nor exclude anything here."""
+    def __init__(self, ctx: SearchContext, field: str) -> None:
         self.ctx = ctx
         self.field = field
-        self.skipped = frozenset(skipped or ())
         self.reader = FacetReader(ctx.txn, ctx.env.facets, ctx.index_id, ctx.state)
         self.prefix = self.reader.field(field)
         self.fields = FacetedFields({"sortableAttributes": [field]})
         self.excluded = BitMap()
-        """Candidates sharing a value with a kept document (never a kept one)."""
+        """Candidates holding every value of a better candidate (never a kept one)."""
+        self.kept = BitMap()
         self.values: dict[int, list[DistinctValue]] = {}
         """Each kept document's values."""
 
     def keep(self, doc_id: int) -> bool:
         if doc_id in self.excluded:
             return False
-        if (
-            self.skipped
-            and read_sequences(self.ctx.env, self.ctx.txn, self.ctx.index_id, [doc_id])[0] in self.skipped
-        ):
-            return False
         values = self._values(doc_id)
-        self.excluded |= self.docs_of(values)
-        self.excluded.discard(doc_id)
         self.values[doc_id] = values
+        self.kept.add(doc_id)
+        if values:
+            # A better kept document may hold all of these values and more: it stays kept.
+            self.excluded |= BitMap.intersection(*self._docs_of_each(values)) - self.kept
         return True
 
     def docs_of(self, values: list[DistinctValue]) -> BitMap:
         """The documents having one of ``values``."""
+        return BitMap.union(BitMap(), *self._docs_of_each(values))
+
+    def _docs_of_each(self, values: list[DistinctValue]) -> list[BitMap]:
         reader, prefix = self.reader, self.prefix
         if prefix is None:
-            return BitMap()
-        found = [reader.number(prefix, v) if kind == 0 else reader.string(prefix, v) for kind, v in values]
-        return BitMap.union(BitMap(), *found)
+            return [BitMap() for _ in values]
+        return [reader.number(prefix, v) if kind == 0 else reader.string(prefix, v) for kind, v in values]
 
     def _values(self, doc_id: int) -> list[DistinctValue]:
         document = self.ctx.document(doc_id)

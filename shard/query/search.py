@@ -106,7 +106,7 @@ def search(
     lap(steps, "filter")
     criteria = query_sort(ctx, params.get("sort"))
     distinct_field = distinct_attribute(ctx, params)
-    distinct = None if distinct_field is None else Distinct(ctx, distinct_field, params.get("distinctSkip"))
+    distinct = None if distinct_field is None else Distinct(ctx, distinct_field)
     ranker = Ranker(
         ctx,
         query,
