@@ -4,7 +4,8 @@
 ranking quality on Cranfield (``bench/relevance.py``), ``search`` the latency of query classes on a
 loaded dataset (``bench/search.py``), ``facets`` facet distributions on cities (``bench/facets.py``),
 ``geo`` geo and range filters and geo sort on ``cities`` (``bench/geo.py``), ``multisearch``
-separate and federated multi-search on movies (``bench/multisearch.py``), ``docsort`` sorted
+separate and federated multi-search on movies (``bench/multisearch.py``), ``distinct`` search with
+distinct on an array field (``bench/distinct.py``), ``docsort`` sorted
 document reads on ``cities`` (``bench/docsort.py``) and ``auth`` the cost of
 authentication (``bench/auth.py``); each has its own options.
 
@@ -171,6 +172,10 @@ def own_cli(name: str) -> ModuleType | None:
         from bench import facets
 
         return facets
+    if name == "distinct":
+        from bench import distinct
+
+        return distinct
     if name == "multisearch":
         from bench import multisearch
 
