@@ -68,6 +68,7 @@ class ShardService(shard_pb2_grpc.ShardServicer):
             facets_json=b"" if result.facets is None else orjson.dumps(result.facets),
             steps_json=b"" if steps is None else orjson.dumps(steps.durations),
             rule_groups_json=b"" if result.rule_groups is None else orjson.dumps(result.rule_groups),
+            deduplicated=result.deduplicated,
         )
 
     async def ApplyBatch(

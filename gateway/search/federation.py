@@ -105,7 +105,9 @@ def _federated_hit(query: Query, entry: RankedHit) -> dict[str, Any]:
 async def union_totals(app: Sanic, queries: Sequence[Query]) -> dict[str, int]:
     """For each index that several queries name, the documents at least one of them keeps (a
     document matched twice counts once): one ``countUnion`` run per such index. Not for queries that
-    deduplicate (``distinct``): a union of candidates would count every duplicate the queries drop."""
+    deduplicate (``distinct``): a union of candidates would count every duplicate the queries drop.
+    An index's ``distinctAttribute`` setting shows only in the replies: ``federated_total`` then
+    sets its union aside."""
     by_index: dict[str, list[dict[str, Any]]] = {}
     for query in queries:
         by_index.setdefault(query.index_uid, []).append(query.params)
@@ -136,6 +138,10 @@ def federated_total(
     minus the fetched hits found twice. ``federation.distinct`` also takes off the fetched hits it
     drops across queries. Hits past the fetched ones are not known, so those totals are estimates,
     exact when every hit was fetched. ``walked``: the fetched hits with their fates (``_walk``)."""
+    deduplicating = {
+        query.index_uid for query, result in zip(queries, results, strict=True) if result.deduplicated
+    }
+    unions = {uid: count for uid, count in unions.items() if uid not in deduplicating}
     total = sum(unions.values()) + sum(
         result.candidates
         for query, result in zip(queries, results, strict=True)

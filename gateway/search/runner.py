@@ -58,6 +58,8 @@ class IndexSearch:
     """Each shard's facet reply when the query asked for facets (summed by ``gateway/search/facets``)."""
     rule_groups: list[dict[str, Any] | None] = field(default_factory=list)
     """With ``ruleGroups``: the query's rules as federated search groups them (``federated_rules``)."""
+    deduplicated: bool = False
+    """Distinct applied: the query's ``distinct`` or the index's ``distinctAttribute`` setting."""
 
 
 async def search_index(
@@ -83,12 +85,14 @@ async def search_index(
         merged = list(heapq.merge(*pages, key=RankedHit.order))
         if all(hit.distinct is None for hit in merged):
             lap(steps, "merge")
-            return IndexSearch(merged[:wanted], found.candidates, cap, found.facets, found.rule_groups)
+            return IndexSearch(
+                merged[:wanted], found.candidates, cap, found.facets, found.rule_groups, found.deduplicated
+            )
         kept, settled = deduplicate(merged, pages, min(limit, cap), wanted)
         lap(steps, "merge")
         if settled or limit >= cap:
             count = await _distinct_count(cluster, uid, shard_query, kept, steps)
-            return IndexSearch(kept, count, cap, found.facets, found.rule_groups)
+            return IndexSearch(kept, count, cap, found.facets, found.rule_groups, deduplicated=True)
         limit = min(limit * 2, cap)
 
 
@@ -112,6 +116,7 @@ class _ShardPages:
     facets: list[dict[str, Any]]
     rule_groups: list[dict[str, Any] | None]
     """The same on every shard: the first one's."""
+    deduplicated: bool
 
 
 async def _fan_out(
@@ -143,7 +148,9 @@ async def _fan_out(
     groups: list[dict[str, Any] | None] = next(
         (orjson.loads(reply.rule_groups_json) for reply in found if reply.rule_groups_json), []
     )
-    return _ShardPages(pages, sum(reply.candidates for reply in found), cap, facets, groups)
+    candidates = sum(reply.candidates for reply in found)
+    deduplicated = any(reply.deduplicated for reply in found)
+    return _ShardPages(pages, candidates, cap, facets, groups, deduplicated)
 
 
 def needs_term_counts(query: dict[str, Any]) -> bool:

@@ -55,6 +55,8 @@ class SearchResult:
     """With ``facets`` or ``facetSearch``: this shard's counts over the candidates (shard/facet/)."""
     rule_groups: list[dict[str, Any] | None] | None = None
     """With ``ruleGroups`` (federated queries): the query's rules, grouped as hits are compared."""
+    deduplicated: bool = False
+    """The query's ``distinct`` or the index's ``distinctAttribute`` applied."""
 
 
 def search(
@@ -140,7 +142,9 @@ def search(
     if facets is not None:
         lap(steps, "facets")
     groups = rule_groups(ranker.rules) if params.get("ruleGroups") else None
-    return SearchResult(entries, candidates, cap, facets=facets, rule_groups=groups)
+    return SearchResult(
+        entries, candidates, cap, facets=facets, rule_groups=groups, deduplicated=distinct is not None
+    )
 
 
 def _candidates(ctx: SearchContext, params: dict[str, Any], scored: bool) -> BitMap:

@@ -111,6 +111,21 @@ def test_an_index_named_twice_counts_what_distinct_keeps(shelves: RunningCluster
     assert body["estimatedTotalHits"] == len(body["hits"]), "every hit fetched: the count is exact"
 
 
+def test_an_index_with_a_distinct_setting_counts_what_distinct_keeps(cluster: RunningCluster) -> None:
+    """The same with the index's ``distinctAttribute`` setting instead of ``federation.distinct``: the
+    gateway learns from the shards' replies that the queries deduplicated."""
+    make_index(
+        cluster, "shelf_distinct", BOOKS, {"distinctAttribute": "genres", "sortableAttributes": ["rating"]}
+    )
+    queries = [
+        {"indexUid": "shelf_distinct", "sort": ["rating:desc"]},
+        {"indexUid": "shelf_distinct", "q": "the"},
+    ]
+    body = federated_ok(cluster, queries, limit=100)
+    assert 0 < len(body["hits"]) < len(BOOKS)
+    assert body["estimatedTotalHits"] == len(body["hits"]), "every hit fetched: the count is exact"
+
+
 def test_distinct_attribute_must_be_filterable_in_every_index(shelves: RunningCluster) -> None:
     queries = [{"indexUid": "shelf_a"}, {"indexUid": "unfiltered"}]
     response = federated(shelves, queries, distinct="author")
