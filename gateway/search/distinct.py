@@ -4,14 +4,20 @@ excluded (``shard/query/distinct.py``); documents sharing a value on different s
 Walking the merged hits best first, a hit is kept unless it shares a value with a kept hit, which is
 what one shard holding every document does. The walk is settled up to the last hit of any shard that
 sent a full page: past it, that shard may hold documents it did not send. When fewer hits than the
-page needs are settled, the runner asks the shards again for twice as many; then it asks them to
-count the candidates the page's values leave.
+page needs are settled, the runner asks the shards again for ``DISTINCT_GROWTH`` times as many; then
+it asks them to count the candidates the page's values leave.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from typing import Any, Protocol, TypeVar
+
+DISTINCT_GROWTH = 4
+"""A round costs the shards about the same whatever the page size (ranking up to the last hit
+dominates, not formatting the hits), so a short page asks for many more at once: on movies with
+distinct ``genres``, shards send 35-55 hits before running out, which doubling from 20 reaches in
+three rounds and this in two."""
 
 
 class Distinguished(Protocol):

@@ -19,7 +19,7 @@ from common.errors import ApiError
 from common.rpc import shard_pb2
 from common.settings.pagination import DEFAULT_MAX_TOTAL_HITS
 from common.timing import Steps, lap
-from gateway.search.distinct import deduplicate
+from gateway.search.distinct import DISTINCT_GROWTH, deduplicate
 from gateway.search.order import merge_order
 
 # Parameters the gateway handles itself; everything else travels to the shards.
@@ -93,7 +93,7 @@ async def search_index(
         if settled or limit >= cap:
             count = await _distinct_count(cluster, uid, shard_query, kept, steps)
             return IndexSearch(kept, count, cap, found.facets, found.rule_groups, deduplicated=True)
-        limit = min(limit * 2, cap)
+        limit = min(limit * DISTINCT_GROWTH, cap)
 
 
 async def _distinct_count(
