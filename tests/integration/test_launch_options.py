@@ -143,7 +143,7 @@ def test_existing_data_keeps_its_shard_count(tmp_path: Path) -> None:
     """Documents are placed by a hash over the shard count: restarting on another count would hide some."""
     data_dir = tmp_path / "data.ms"
     # Three shards: more than this 2-core machine's default, so the test tells the two apart.
-    with RunningCluster(shards=3, data_dir=data_dir).start() as cluster:
+    with RunningCluster(shards=3, data_dir=data_dir) as cluster:
         task = httpx.post(f"{cluster.url}/indexes/books/documents", json=[{"id": n} for n in range(10)])
         uid = task.json()["taskUid"]
         while httpx.get(f"{cluster.url}/tasks/{uid}").json()["status"] in ("enqueued", "processing"):
@@ -154,5 +154,5 @@ def test_existing_data_keeps_its_shard_count(tmp_path: Path) -> None:
     # Without --shards the data directory's count is the default, whatever the machine's cores.
     shown = _sift("config", "--db-path", str(data_dir), cwd=tmp_path)
     assert '"shards": 3' in shown.stdout
-    with RunningCluster(shards=3, data_dir=data_dir).start() as restarted:
+    with RunningCluster(shards=3, data_dir=data_dir) as restarted:
         assert httpx.get(f"{restarted.url}/indexes/books/stats").json()["numberOfDocuments"] == 10

@@ -66,6 +66,9 @@ class RunningCluster:
         self.process: subprocess.Popen[bytes] | None = None
 
     def start(self, timeout: float = 60.0) -> RunningCluster:
+        if self.process is not None and self.process.poll() is None:
+            # A second launcher would orphan the first, which then outlives the tests.
+            raise RuntimeError("this cluster is already running (`with` starts it)")
         self.process = subprocess.Popen(
             [sys.executable, "-m", "common.cli", *self.args],
             cwd=self.workdir,
