@@ -13,6 +13,7 @@ from common.layout import DataLayout
 from common.partition import shard_of
 from common.rpc import health_pb2, json_pb2, scheduler_pb2, scheduler_pb2_grpc, shard_pb2, shard_pb2_grpc
 from common.rpc.channels import aio_channel
+from gateway.search_stream import SearchStream
 
 
 class Cluster:
@@ -25,10 +26,11 @@ class Cluster:
         self._scheduler_channel = aio_channel(layout.scheduler_socket)
         self.shards = [shard_pb2_grpc.ShardStub(channel) for channel in self._channels]
         self.scheduler = scheduler_pb2_grpc.SchedulerStub(self._scheduler_channel)
+        self._searches = [SearchStream(shard) for shard in self.shards]
 
     async def search(self, request: shard_pb2.SearchRequest) -> list[shard_pb2.SearchReply]:
-        """One concurrent call per shard: the fan-out cost is one round trip, not N."""
-        return list(await asyncio.gather(*(shard.Search(request) for shard in self.shards)))
+        """Every shard at once: the fan-out cost is one round trip, not N."""
+        return list(await asyncio.gather(*(stream.search(request) for stream in self._searches)))
 
     async def ask_scheduler(self, method: str, request: dict[str, Any]) -> Any:
         """Call a JSON-envelope rpc of the scheduler; a contract error in the reply is raised."""
@@ -78,6 +80,7 @@ class Cluster:
         return all(reply.status == "available" for reply in replies)
 
     async def close(self) -> None:
+        await asyncio.gather(*(stream.close() for stream in self._searches))
         await asyncio.gather(*(channel.close() for channel in [*self._channels, self._scheduler_channel]))
 
 

@@ -6,6 +6,7 @@ import asyncio
 import errno
 import os
 import threading
+from collections.abc import AsyncIterator
 from typing import Any
 
 import grpc
@@ -42,8 +43,40 @@ class ShardService(shard_pb2_grpc.ShardServicer):
         return health_pb2.HealthReply(process=self.name, status="available", pid=os.getpid())
 
     async def Search(
-        self, request: shard_pb2.SearchRequest, context: grpc.aio.ServicerContext
-    ) -> shard_pb2.SearchReply:
+        self, calls: AsyncIterator[shard_pb2.SearchCall], context: grpc.aio.ServicerContext
+    ) -> AsyncIterator[shard_pb2.SearchAnswer]:
+        """Every search the gateway sends on this stream runs as its own task; answers go out as they
+        finish, whatever the order the calls came in."""
+        answers: asyncio.Queue[shard_pb2.SearchAnswer | None] = asyncio.Queue()
+        running: set[asyncio.Task[None]] = set()
+
+        async def answer(call: shard_pb2.SearchCall) -> None:
+            try:
+                reply = await self._search(call.request)
+            except Exception as error:  # one failed search must not end the others on the stream
+                log.exception("search failed", index=call.request.index_uid)
+                answers.put_nowait(shard_pb2.SearchAnswer(call_id=call.call_id, failure=repr(error)))
+            else:
+                answers.put_nowait(shard_pb2.SearchAnswer(call_id=call.call_id, reply=reply))
+
+        async def receive() -> None:
+            async for call in calls:
+                task = asyncio.create_task(answer(call))
+                running.add(task)
+                task.add_done_callback(running.discard)
+            while running:
+                await asyncio.wait(set(running))
+            answers.put_nowait(None)
+
+        receiver = asyncio.create_task(receive())
+        try:
+            while (item := await answers.get()) is not None:
+                yield item
+        finally:
+            for task in (receiver, *running):
+                task.cancel()
+
+    async def _search(self, request: shard_pb2.SearchRequest) -> shard_pb2.SearchReply:
         """Runs in a thread: ranking is CPU work and must not stall the other rpcs of this shard."""
         params = orjson.loads(request.query_json)
         steps = timed(params.get("showPerformanceDetails"))

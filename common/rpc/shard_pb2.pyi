@@ -3,10 +3,28 @@ from common.rpc import json_pb2 as _json_pb2
 from google.protobuf.internal import containers as _containers
 from google.protobuf import descriptor as _descriptor
 from google.protobuf import message as _message
-from collections.abc import Iterable as _Iterable
-from typing import ClassVar as _ClassVar, Optional as _Optional
+from collections.abc import Iterable as _Iterable, Mapping as _Mapping
+from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 
 DESCRIPTOR: _descriptor.FileDescriptor
+
+class SearchCall(_message.Message):
+    __slots__ = ("call_id", "request")
+    CALL_ID_FIELD_NUMBER: _ClassVar[int]
+    REQUEST_FIELD_NUMBER: _ClassVar[int]
+    call_id: int
+    request: SearchRequest
+    def __init__(self, call_id: _Optional[int] = ..., request: _Optional[_Union[SearchRequest, _Mapping]] = ...) -> None: ...
+
+class SearchAnswer(_message.Message):
+    __slots__ = ("call_id", "reply", "failure")
+    CALL_ID_FIELD_NUMBER: _ClassVar[int]
+    REPLY_FIELD_NUMBER: _ClassVar[int]
+    FAILURE_FIELD_NUMBER: _ClassVar[int]
+    call_id: int
+    reply: SearchReply
+    failure: str
+    def __init__(self, call_id: _Optional[int] = ..., reply: _Optional[_Union[SearchReply, _Mapping]] = ..., failure: _Optional[str] = ...) -> None: ...
 
 class SearchRequest(_message.Message):
     __slots__ = ("index_uid", "query_json")

@@ -41,10 +41,10 @@ class ShardStub:
                 request_serializer=common_dot_rpc_dot_health__pb2.HealthRequest.SerializeToString,
                 response_deserializer=common_dot_rpc_dot_health__pb2.HealthReply.FromString,
                 _registered_method=True)
-        self.Search = channel.unary_unary(
+        self.Search = channel.stream_stream(
                 '/sift.v1.Shard/Search',
-                request_serializer=common_dot_rpc_dot_shard__pb2.SearchRequest.SerializeToString,
-                response_deserializer=common_dot_rpc_dot_shard__pb2.SearchReply.FromString,
+                request_serializer=common_dot_rpc_dot_shard__pb2.SearchCall.SerializeToString,
+                response_deserializer=common_dot_rpc_dot_shard__pb2.SearchAnswer.FromString,
                 _registered_method=True)
         self.ApplyBatch = channel.unary_unary(
                 '/sift.v1.Shard/ApplyBatch',
@@ -87,9 +87,12 @@ class ShardServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
-    def Search(self, request, context):
+    def Search(self, request_iterator, context):
         """Ranks this shard's documents for one query and returns finished hits (projected,
-        highlighted) so that the gateway only merges. One call per shard per search.
+        highlighted) so that the gateway only merges. Searches are multiplexed over one long-lived
+        stream per gateway: each request carries a call id, and its answer comes back with it as soon as
+        it is ready, in any order. Setting up a unary call costs ~0.6 ms per shard per search; a message
+        on an open stream does not.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -148,10 +151,10 @@ def add_ShardServicer_to_server(servicer, server):
                     request_deserializer=common_dot_rpc_dot_health__pb2.HealthRequest.FromString,
                     response_serializer=common_dot_rpc_dot_health__pb2.HealthReply.SerializeToString,
             ),
-            'Search': grpc.unary_unary_rpc_method_handler(
+            'Search': grpc.stream_stream_rpc_method_handler(
                     servicer.Search,
-                    request_deserializer=common_dot_rpc_dot_shard__pb2.SearchRequest.FromString,
-                    response_serializer=common_dot_rpc_dot_shard__pb2.SearchReply.SerializeToString,
+                    request_deserializer=common_dot_rpc_dot_shard__pb2.SearchCall.FromString,
+                    response_serializer=common_dot_rpc_dot_shard__pb2.SearchAnswer.SerializeToString,
             ),
             'ApplyBatch': grpc.unary_unary_rpc_method_handler(
                     servicer.ApplyBatch,
@@ -222,7 +225,7 @@ class Shard:
             _registered_method=True)
 
     @staticmethod
-    def Search(request,
+    def Search(request_iterator,
             target,
             options=(),
             channel_credentials=None,
@@ -232,12 +235,12 @@ class Shard:
             wait_for_ready=None,
             timeout=None,
             metadata=None):
-        return grpc.experimental.unary_unary(
-            request,
+        return grpc.experimental.stream_stream(
+            request_iterator,
             target,
             '/sift.v1.Shard/Search',
-            common_dot_rpc_dot_shard__pb2.SearchRequest.SerializeToString,
-            common_dot_rpc_dot_shard__pb2.SearchReply.FromString,
+            common_dot_rpc_dot_shard__pb2.SearchCall.SerializeToString,
+            common_dot_rpc_dot_shard__pb2.SearchAnswer.FromString,
             options,
             channel_credentials,
             insecure,

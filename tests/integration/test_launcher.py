@@ -45,6 +45,8 @@ def test_clean_shutdown_stops_every_child_and_exits_zero(stop_signal: signal.Sig
 def test_killed_child_is_restarted_within_ten_seconds(victim: str) -> None:
     with RunningCluster(shards=2) as running:
         wait_task(running, client_for(running).create_index("movies").task_uid)
+        # A search first: the gateway's search stream to each shard is then open, and must be reopened.
+        assert httpx.post(f"{running.url}/indexes/movies/search", json={"q": "before"}).status_code == 200
         old_pid = running.child_pids()[victim]
         os.kill(old_pid, signal.SIGKILL)
         killed_at = time.monotonic()

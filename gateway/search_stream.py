@@ -1,0 +1,88 @@
+"""Searches to one shard multiplexed over one long-lived gRPC stream.
+
+A unary gRPC call costs about 0.6 ms of setup on this stack, paid per shard per search and again
+for every extra round (term counts, distinct counts, federated unions); a message on an open stream
+does not (measured: 0.93 vs 0.33 ms per round trip back to back, 0.94 vs 0.55 ms with idle gaps).
+Each search is tagged with a call id and the shard answers in any order (``shard/server.py``).
+
+A stream that breaks (the shard restarted, or stopped) fails the searches in flight on it with the
+gRPC error, as their unary calls would have failed; the next search opens a new stream.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+from collections.abc import AsyncIterator
+
+import grpc
+
+from common.rpc import shard_pb2, shard_pb2_grpc
+
+
+class ShardSearchError(RuntimeError):
+    """A search failed inside the shard with an unexpected error (not a contract error)."""
+
+
+class _Stream:
+    """One open stream: its outgoing calls and the answers still awaited on it."""
+
+    def __init__(self, stub: shard_pb2_grpc.ShardStub) -> None:
+        self.outbox: asyncio.Queue[shard_pb2.SearchCall] = asyncio.Queue()
+        self.pending: dict[int, asyncio.Future[shard_pb2.SearchReply]] = {}
+        self.call = stub.Search(self._calls())
+        self.reader = asyncio.create_task(self._read(self.call))
+
+    async def _calls(self) -> AsyncIterator[shard_pb2.SearchCall]:
+        while True:
+            yield await self.outbox.get()
+
+    async def _read(self, answers: AsyncIterator[shard_pb2.SearchAnswer]) -> None:
+        failure: BaseException = ShardSearchError("the shard closed the search stream")
+        try:
+            async for answer in answers:
+                future = self.pending.pop(answer.call_id, None)
+                if future is None or future.done():
+                    continue  # its search was cancelled
+                if answer.failure:
+                    future.set_exception(ShardSearchError(answer.failure))
+                else:
+                    future.set_result(answer.reply)
+        except grpc.aio.AioRpcError as error:
+            failure = error
+        except asyncio.CancelledError:
+            failure = ShardSearchError("the search stream was closed")
+            raise
+        finally:
+            for future in self.pending.values():
+                if not future.done():
+                    future.set_exception(failure)
+            self.pending.clear()
+
+
+class SearchStream:
+    """Opened lazily inside the server's event loop, like the channel it uses."""
+
+    def __init__(self, stub: shard_pb2_grpc.ShardStub) -> None:
+        self._stub = stub
+        self._stream: _Stream | None = None
+        self._call_ids = itertools.count()
+
+    async def search(self, request: shard_pb2.SearchRequest) -> shard_pb2.SearchReply:
+        stream = self._stream
+        if stream is None or stream.reader.done():
+            stream = self._stream = _Stream(self._stub)
+        call_id = next(self._call_ids)
+        future: asyncio.Future[shard_pb2.SearchReply] = asyncio.get_running_loop().create_future()
+        stream.pending[call_id] = future
+        stream.outbox.put_nowait(shard_pb2.SearchCall(call_id=call_id, request=request))
+        try:
+            return await future
+        finally:
+            stream.pending.pop(call_id, None)
+
+    async def close(self) -> None:
+        if self._stream is not None:
+            self._stream.call.cancel()
+            self._stream.reader.cancel()
+            await asyncio.gather(self._stream.reader, return_exceptions=True)
