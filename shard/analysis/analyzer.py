@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from functools import partial
 from itertools import compress
 
@@ -17,6 +18,7 @@ from shard.analysis.patterns import build_patterns
 from shard.analysis.segmenter import prime_word_breaker, segment
 from shard.analysis.tokens import HARD_GAP, MAX_POSITION, MAX_WORD_BYTES, Token, TokenKind
 
+_span = re.Match.span
 _SAFE_CHARS = MAX_WORD_BYTES // 4
 """A word of at most this many characters cannot exceed the byte limit (UTF-8 uses at most 4 bytes)."""
 
@@ -34,6 +36,11 @@ class Analyzer:
         self._localized = LocalizedAttributes(config.localized_attributes)
         self._stemmers = Stemmers()
         prime_word_breaker()  # ICU's segmentation must not depend on what was segmented before
+
+    @property
+    def has_custom_tokens(self) -> bool:
+        """Whether ``dictionary`` or ``separatorTokens`` entries may cut words inside a letter run."""
+        return self._patterns.find_custom is not None
 
     def locales_for(self, field: str) -> tuple[str, ...]:
         """Locales of the first ``localizedAttributes`` rule matching the dotted field name; () = detect."""
@@ -96,6 +103,29 @@ class Analyzer:
             else:
                 tokens.append(Token(kind, raw, raw, start, end, position, False))
         return tokens
+
+    def word_spans(self, text: str) -> tuple[list[str], list[tuple[int, int]]] | None:
+        """The normalised words of ``text`` and their character spans, as ``tokens`` gives them, found
+        in C: highlighting needs no more than where the matching words are. None where only the general
+        tokenizer is exact: custom tokens, space-less scripts, or so many words that positions could
+        pass the cap."""
+        patterns = self._patterns
+        if patterns.find_custom is not None:
+            return None
+        if text.isascii():
+            text = text.lower()  # what folding does to ASCII words
+            words = patterns.find_words(text)
+        elif patterns.find_spaceless(text) is None:
+            words = list(map(self._folds.__getitem__, patterns.find_words(text)))
+        else:
+            return None
+        if len(words) * HARD_GAP > MAX_POSITION:
+            return None
+        return words, list(map(_span, patterns.iter_words(text)))
+
+    def is_sentence_break(self, separators: str) -> bool:
+        """Whether the separators between two words end a sentence (the next word is 8 positions on)."""
+        return self._patterns.is_hard_run(separators) is not None
 
     def normalize(self, text: str) -> list[str]:
         """The normalised words of a short text (a stop word, a synonym, a query word); stop words kept."""

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from shard.analysis.charclasses import DOT, HARD_SEPARATORS, char_classes, escape_class
@@ -34,6 +34,8 @@ class Patterns:
     split_sentences: Callable[[str], list[str]]
     """Fast path: the text's pieces between hard separators (positions are consecutive within one)."""
     find_words: Callable[[str], list[str]]
+    iter_words: Callable[[str], Iterator[re.Match[str]]]
+    """Fast path: ``find_words`` with offsets."""
     find_words_and_runs: Callable[[str], list[str]]
     """Fast path: words and whole space-less runs, for texts that have some."""
     find_spaceless: Search
@@ -101,6 +103,7 @@ def build_patterns(config: AnalysisConfig) -> Patterns:
         find_custom=re.compile(f"(?i:{_alternation(stops)})").search if stops else None,
         split_sentences=re.compile(f"(?:{sentence_end})+").split,
         find_words=re.compile(word).findall,
+        iter_words=re.compile(word).finditer,
         find_words_and_runs=re.compile(f"{spaceless_run}|{word}").findall,
         find_spaceless=spaceless_char.search,
         starts_spaceless=spaceless_char.match,

@@ -6,7 +6,7 @@ Per query: ``HitFormatter(FormatOptions.from_search(params, displayed), matcher,
 """
 
 from shard.highlight.formatter import HitFormatter, MatchBounds
-from shard.highlight.matching import NO_MATCH, Phrase, QueryMatcher, WordMatch, WordTable
+from shard.highlight.matching import NO_MATCH, Needles, Phrase, QueryMatcher, WordMatch, WordTable
 from shard.highlight.rules import FormatOptions
 
 __all__ = [
@@ -14,6 +14,7 @@ __all__ = [
     "FormatOptions",
     "HitFormatter",
     "MatchBounds",
+    "Needles",
     "Phrase",
     "QueryMatcher",
     "WordMatch",

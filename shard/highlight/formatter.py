@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import Any
 
@@ -25,7 +26,7 @@ class HitFormatter:
         self._options = options
         self._rules = FormatRules(options)
         self._finder = MatchFinder(matcher, analyzer)
-        self._locales_for = analyzer.locales_for
+        self._locales_for = functools.cache(analyzer.locales_for)  # per query: a few field paths
 
     def format(self, displayed: Document) -> tuple[Document | None, dict[str, list[MatchBounds]] | None]:
         """(``_formatted``, ``_matchesPosition``), each None when the query does not ask for it.
@@ -53,6 +54,8 @@ class HitFormatter:
         if isinstance(value, dict):
             return {name: self._format(hit, f"{path}.{name}", item) for name, item in value.items()}
         if isinstance(value, list):
+            if not self._rules.rule(path)[1] and hit.rules_out(_joined_texts(value)):
+                return list(value)
             return [self._format(hit, path, item) for item in value]
         if isinstance(value, bool) or value is None:
             return value
@@ -60,19 +63,21 @@ class HitFormatter:
 
     def _format_text(self, hit: _Hit, path: str, text: str) -> str:
         highlight, crop = self._rules.rule(path)
-        if not crop and (not highlight or self._finder.matches_nothing or not hit.may_match(path, text)):
-            return text
-        analysed = hit.analyse(path, text)
         if crop:
+            analysed = hit.analyse(path, text)
             start, end = crop_window(analysed, crop, len(text))
-        elif not analysed.matches:
+            matches = analysed.matches
+        elif not highlight or self._finder.matches_nothing:
             return text
         else:
+            matches = hit.matches(path, text)
+            if not matches:
+                return text
             start, end = 0, len(text)
         options = self._options
         parts = [options.crop_marker] if start > 0 else []
         if highlight:
-            _highlight(text, start, end, analysed.matches, options, parts)
+            _highlight(text, start, end, matches, options, parts)
         else:
             parts.append(text[start:end])
         if end < len(text):
@@ -87,9 +92,22 @@ class _Hit:
         self._finder = finder
         self._locales_for = locales_for
         self._analysed: dict[tuple[str, tuple[str, ...]], AnalysedText] = {}
+        self._matches: dict[tuple[str, tuple[str, ...]], list[Match]] = {}
 
-    def may_match(self, path: str, text: str) -> bool:
-        return self._finder.may_match(text, self._locales_for(path))
+    def rules_out(self, text: str | None) -> bool:
+        """Whether ``text`` surely holds no match (None: no text to look at, so no)."""
+        return text is not None and self._finder.rules_out(text)
+
+    def matches(self, path: str, text: str) -> list[Match]:
+        """The text's matches, found the cheapest way: most texts are ruled out without tokenising."""
+        key = (text, self._locales_for(path))
+        analysed = self._analysed.get(key)
+        if analysed is not None:
+            return analysed.matches
+        found = self._matches.get(key)
+        if found is None:
+            found = self._matches[key] = self._finder.matches(*key) if self._finder.may_match(*key) else []
+        return found
 
     def analyse(self, path: str, text: str) -> AnalysedText:
         key = (text, self._locales_for(path))
@@ -97,6 +115,13 @@ class _Hit:
         if analysed is None:
             analysed = self._analysed[key] = self._finder.analyse(*key)
         return analysed
+
+
+def _joined_texts(values: list[Any]) -> str | None:
+    """An array of strings (cast lists, tags) as one text to rule out at once; None for other arrays."""
+    if all(type(value) is str for value in values):
+        return "\n".join(values)
+    return None
 
 
 def _number_text(value: int | float) -> str:
@@ -132,6 +157,8 @@ def _collect_bounds(
             _collect_bounds(hit, f"{path}.{name}", item, indices, found)
         return
     elif isinstance(value, list):
+        if hit.rules_out(_joined_texts(value)):
+            return
         for index, item in enumerate(value):
             _collect_bounds(hit, path, item, (*indices, index), found)
         return
@@ -139,7 +166,7 @@ def _collect_bounds(
         return
     else:
         text = _number_text(value)
-    matches = hit.analyse(path, text).matches
+    matches = hit.matches(path, text)
     if matches:
         found.setdefault(path, []).extend(_bounds(text, matches, indices))
 

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import compress, count, repeat
 from operator import is_, itemgetter
@@ -12,12 +13,21 @@ from shard.analysis import Analyzer, Token, TokenKind, fold
 
 _kind = itemgetter(Token._fields.index("kind"))
 _normalized = itemgetter(Token._fields.index("normalized"))
+_position = itemgetter(Token._fields.index("position"))
+_span = itemgetter(Token._fields.index("start"), Token._fields.index("end"))
 
 Phrase = tuple[int, tuple[str | None, ...]]
 """(query term index, normalised words); None stands for any word (a stop word inside the phrase)."""
 
 WordMatch = tuple[int, int]
 """(query term index, number of leading characters of the normalised word to highlight)."""
+
+
+class Needles(NamedTuple):
+    words: Iterable[str]
+    """Normalised words that match whole (phrase words included)."""
+    prefixes: Iterable[str]
+    """Normalised prefixes: a word starting with one matches."""
 
 
 class QueryMatcher(Protocol):
@@ -36,6 +46,12 @@ class QueryMatcher(Protocol):
         """Quoted phrases and multi-word synonyms: each occurrence is one match from first to last word."""
         ...
 
+    @property
+    def needles(self) -> Needles:
+        """What every matching word is or starts with: a text holding neither holds no match, which is
+        cheap to rule out before tokenising it."""
+        ...
+
 
 @dataclass(frozen=True)
 class WordTable:
@@ -45,6 +61,11 @@ class WordTable:
     prefixes: Sequence[tuple[str, int]] = ()
     """(normalised prefix, term index): a word starting with the prefix highlights the prefix's length."""
     phrases: Sequence[Phrase] = ()
+
+    @property
+    def needles(self) -> Needles:
+        phrase_words = (word for _, words in self.phrases for word in words if word is not None)
+        return Needles([*self.words, *phrase_words], [prefix for prefix, _ in self.prefixes])
 
     def match(self, word: str) -> WordMatch | None:
         found = self.words.get(word)
@@ -126,54 +147,139 @@ class MatchFinder:
         # stream can tell whether a text holds a match.
         stop_words = analyzer.config.stop_words
         self._screens = not (self._anchors & stop_words) and not any(map(self._memo.__getitem__, stop_words))
+        self._bounded = not analyzer.has_custom_tokens
+        self._find_needle = _needle_search(matcher.needles, self._bounded)
+
+    def rules_out(self, text: str) -> bool:
+        """Whether a quick look shows that ``text`` holds no match (False when it cannot tell).
+
+        An ASCII text's words fold to slices of ``text.lower()``: if no needle is found in it, no word
+        matches. Texts joined by a separator are ruled out or not together.
+        """
+        return text.isascii() and self._find_needle(text.lower()) is None
 
     def may_match(self, text: str, locales: tuple[str, ...]) -> bool:
         """Whether ``text`` can hold a match; False lets a text be shown as is without tokenising it.
 
-        Most values of a hit (cast names, genres, long overviews) match nothing; the indexing path
-        (``index_text``, regular expressions in C) finds their words several times faster than the full
-        token stream with offsets that highlighting needs, and gives the same normalised words.
+        Most values of a hit (cast names, genres, long overviews) match nothing. ``rules_out`` settles
+        ASCII texts; a needle found at word edges in one almost always is a match. Otherwise the
+        indexing path (``index_text``, regular expressions in C) finds the words several times faster
+        than the full token stream with offsets that highlighting needs, and gives the same
+        normalised words.
         """
+        if text.isascii():
+            if self._find_needle(text.lower()) is None:
+                return False
+            if self._bounded:
+                return True
         if not self._screens:
             return True
         words, _, _ = self._analyzer.index_text(text, locales)
         return any(map(self._memo.__getitem__, words)) or not self._anchors.isdisjoint(words)
+
+    def matches(self, text: str, locales: tuple[str, ...]) -> list[Match]:
+        """``analyse(text, locales).matches``, without the token stream where the analyser can skip it:
+        a highlighted text of a few hundred words costs several times less."""
+        found_words = self._analyzer.word_spans(text)
+        if found_words is None:
+            return self.analyse(text, locales).matches
+        norms, spans = found_words
+        is_break = self._analyzer.is_sentence_break
+
+        def consecutive(first: int, last: int) -> bool:
+            return not any(is_break(text[spans[at][1] : spans[at + 1][0]]) for at in range(first, last))
+
+        return self._matches(text, norms, spans, consecutive)
 
     def analyse(self, text: str, locales: tuple[str, ...]) -> AnalysedText:
         # Per-token work runs in C (map, compress, itemgetter): texts have hundreds of tokens, few matches.
         tokens = self._analyzer.tokens(text, locales)
         words = list(compress(count(), map(is_, map(_kind, tokens), repeat(TokenKind.WORD))))
         word_tokens = list(map(tokens.__getitem__, words))
+        positions = list(map(_position, word_tokens))
+
+        def consecutive(first: int, last: int) -> bool:
+            return positions[last] - positions[first] == last - first
+
         norms = list(map(_normalized, word_tokens))
+        matches = self._matches(text, norms, list(map(_span, word_tokens)), consecutive)
+        return AnalysedText(tokens, words, matches)
+
+    def _matches(
+        self,
+        text: str,
+        norms: list[str],
+        spans: list[tuple[int, int]],
+        consecutive: Callable[[int, int], bool],
+    ) -> list[Match]:
+        """Word and phrase matches from the words' normalised forms and character spans.
+
+        ``consecutive(first, last)``: whether those words have consecutive positions (one sentence).
+        """
         found = list(map(self._memo.__getitem__, norms))
         matches: list[Match] = []
         for at, (term, chars) in zip(compress(count(), found), filter(None, found), strict=True):
-            token = word_tokens[at]
-            matches.append(Match(term, at, at, token.start, token.start + _original_length(token, chars)))
+            start, end = spans[at]
+            matches.append(
+                Match(term, at, at, start, start + _original_length(text[start:end], norms[at], chars))
+            )
         if self._phrases:
-            phrases = _phrase_matches(self._phrases, tokens, words, norms)
+            phrases = _phrase_matches(self._phrases, norms, spans, consecutive)
             if phrases:
                 covered = {at for phrase in phrases for at in range(phrase.first_word, phrase.last_word + 1)}
                 matches = [match for match in matches if match.first_word not in covered]
                 matches.extend(phrases)
                 matches.sort(key=lambda match: (match.first_word, match.last_word))
-        return AnalysedText(tokens, words, matches)
+        return matches
 
 
-def _original_length(token: Token, chars: int) -> int:
-    """Characters of the original spelling covering ``chars`` normalised ones (``ﬁ`` folds to two)."""
-    if chars >= len(token.normalized):
-        return token.end - token.start
-    if len(token.text) == len(token.normalized):
+_ALNUM_BEFORE, _ALNUM_AFTER = "(?<![a-z0-9])", "(?![a-z0-9])"
+
+
+def _needle_search(needles: Needles, bounded: bool) -> Callable[[str], object | None]:
+    """A search for the needles in a lower-cased ASCII text.
+
+    ``bounded``: only custom tokens (``dictionary``, ``separatorTokens``) cut a word inside a run of
+    ASCII letters and digits, so without them a needle must also start (a whole word: and end) at
+    the edge of such a run. That keeps ``a`` from being found in every text.
+    """
+    prefixes = _shortest(needles.prefixes)
+    words = sorted(word for word in set(needles.words) if not word.startswith(tuple(prefixes)))
+    if not words and not prefixes:
+        return lambda text: None
+    before, after = (_ALNUM_BEFORE, _ALNUM_AFTER) if bounded else ("", "")
+    alternatives = [f"{before}(?:{'|'.join(map(re.escape, words))}){after}"] if words else []
+    if prefixes:
+        alternatives.append(f"{before}(?:{'|'.join(map(re.escape, prefixes))})")
+    return re.compile("|".join(alternatives)).search
+
+
+def _shortest(prefixes: Iterable[str]) -> list[str]:
+    """The prefixes without those that start with a shorter one: they would find nothing more."""
+    kept: list[str] = []
+    for prefix in sorted(set(prefixes), key=len):
+        if not prefix.startswith(tuple(kept)):
+            kept.append(prefix)
+    return kept
+
+
+def _original_length(text: str, normalized: str, chars: int) -> int:
+    """Characters of a word's original spelling covering ``chars`` normalised ones (``ﬁ`` folds to two)."""
+    if chars >= len(normalized):
+        return len(text)
+    if len(text) == len(normalized):
         return chars
-    for length in range(1, len(token.text)):
-        if len(fold(token.text[:length])) >= chars:
+    for length in range(1, len(text)):
+        if len(fold(text[:length])) >= chars:
             return length
-    return len(token.text)
+    return len(text)
 
 
 def _phrase_matches(
-    phrases: list[_AnchoredPhrase], tokens: list[Token], words: list[int], norms: list[str]
+    phrases: list[_AnchoredPhrase],
+    norms: list[str],
+    spans: list[tuple[int, int]],
+    consecutive: Callable[[int, int], bool],
 ) -> list[Match]:
     """Non-overlapping occurrences of each phrase, its words consecutive within one sentence."""
     anchors = {phrase.anchor_word for phrase in phrases}
@@ -188,11 +294,11 @@ def _phrase_matches(
         for at in where.get(anchor_word, ()):
             first = at - anchor
             last = first + size - 1
-            if first < next_free or last >= len(norms):
+            if first < next_free or first < 0 or last >= len(norms):
                 continue
-            if tokens[words[last]].position - tokens[words[first]].position != size - 1:
+            if not all(word is None or word == norms[first + offset] for offset, word in enumerate(phrase)):
                 continue
-            if all(word is None or word == norms[first + offset] for offset, word in enumerate(phrase)):
-                found.append(Match(term, first, last, tokens[words[first]].start, tokens[words[last]].end))
+            if consecutive(first, last):
+                found.append(Match(term, first, last, spans[first][0], spans[last][1]))
                 next_free = last + 1
     return found

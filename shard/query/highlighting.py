@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from shard.highlight import Needles
 from shard.query.derivations import Derivations
 
 Phrase = tuple[int, tuple[str | None, ...]]
@@ -37,6 +38,11 @@ class DerivationMatcher:
         for word in query_words:
             self._words.setdefault(word, (0, None))
         self._phrases = phrases
+        prefixes = [derivation.prefix for derivation in derivations if derivation.prefix is not None]
+        # Listed prefix words start with their prefix: the prefix stands for all of them.
+        words = [word for word in self._words if not word.startswith(tuple(prefixes))]
+        words.extend(word for _, phrase in phrases for word in phrase if word is not None)
+        self._needles = Needles(words, prefixes)
 
     def match(self, word: str) -> tuple[int, int] | None:
         found = self._words.get(word)
@@ -51,3 +57,7 @@ class DerivationMatcher:
     @property
     def phrases(self) -> Sequence[Phrase]:
         return self._phrases
+
+    @property
+    def needles(self) -> Needles:
+        return self._needles
