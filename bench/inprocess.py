@@ -21,7 +21,7 @@ from bench import queries
 from bench.search import TEXT_FIELDS, corpus
 from common.gcpause import keep_full_collections_rare
 from common.layout import DataLayout
-from shard.query.read_cache import ReadCache
+from shard.query.read_cache import DEFAULT_BUDGET, ReadCache
 from shard.store import ShardStore
 
 QUERIES_PER_CLASS = 200
@@ -53,6 +53,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--shard", type=int, default=0)
     parser.add_argument("--seed", type=int, default=42)
     parser.add_argument("--gc", choices=("shard", "default"), default="shard", help="collector settings")
+    parser.add_argument(
+        "--cache-mib", type=int, default=DEFAULT_BUDGET >> 20, help="read cache budget (a shard's share)"
+    )
     return parser.parse_args(argv)
 
 
@@ -65,7 +68,7 @@ def main(argv: list[str] | None = None) -> None:
     print(f"{args.dataset} shard {args.shard} in process, gc {args.gc}; ms per query, then collections")
     print(f"{'class':<12}{'pass':>5}{'p50':>9}{'p90':>9}{'p99':>9}{'max':>9}   gen0 / gen1 / gen2: count, ms")
     for name in args.classes.split(","):
-        store.cache = ReadCache()
+        store.cache = ReadCache(args.cache_mib << 20)
         for number in range(args.passes):
             collections = Collections()
             gc.callbacks.append(collections)

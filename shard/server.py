@@ -179,14 +179,15 @@ class ShardService(shard_pb2_grpc.ShardServicer):
         return json_pb2.JsonReply(json=orjson.dumps(found))
 
 
-async def serve(layout: DataLayout, shard_id: int) -> None:
+async def serve(layout: DataLayout, shard_id: int, cache_budget: int) -> None:
+    """``cache_budget``: this shard's share of ``--read-cache-size``, in bytes."""
     layout.create()
-    store = ShardStore(layout.shard_dir(shard_id))
+    store = ShardStore(layout.shard_dir(shard_id), cache_budget)
     keep_full_collections_rare()
     server = aio_server(layout.shard_socket(shard_id))
     shard_pb2_grpc.add_ShardServicer_to_server(ShardService(shard_id, store), server)
     await server.start()
-    log.info("shard listening", socket=str(layout.shard_socket(shard_id)))
+    log.info("shard listening", socket=str(layout.shard_socket(shard_id)), read_cache_bytes=cache_budget)
     await wait_for_stop_signal()
     await server.stop(grace=2)
     store.close()

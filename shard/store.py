@@ -22,7 +22,7 @@ from shard.index.settings import load_settings
 from shard.index.state import load_state
 from shard.query.context import SearchContext
 from shard.query.document_sort import SortedEntry, sorted_documents
-from shard.query.read_cache import ReadCache
+from shard.query.read_cache import DEFAULT_BUDGET, ReadCache
 from shard.query.search import SearchResult, search
 
 
@@ -37,10 +37,10 @@ class ShardStore:
     a consistent snapshot and never block the writer.
     """
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, cache_budget: int = DEFAULT_BUDGET) -> None:
         self.env = StoreEnv(path)
         self.codec = DocumentCodec()
-        self.cache = ReadCache()
+        self.cache = ReadCache(cache_budget)
 
     def close(self) -> None:
         self.env.close()

@@ -149,6 +149,8 @@ def _derive_defaults(
             values["max_indexing_memory"] // 2, _BATCH_SIZE_CAP
         )
     _keep_shard_count(values, origins, cpus)
+    if values["read_cache_size"] is None:
+        values["read_cache_size"] = total_memory // 8
     return warnings
 
 

@@ -33,6 +33,7 @@ class Config:
     log_level: str
     max_indexing_memory: int
     max_indexing_threads: int
+    read_cache_size: int
     task_webhook_url: str | None
     task_webhook_authorization_header: str | None
     dump_dir: Path

@@ -89,6 +89,11 @@ OPTIONS: tuple[Option, ...] = (
         "max_indexing_threads", Kind.INT, "Threads used for indexing (capped to the core count).",
         derived="half the cores, at least 1", minimum=1,
     ),
+    Option(
+        "read_cache_size", Kind.SIZE,
+        "Memory the shards keep, together, for decoded index data between searches (0: none).",
+        derived="an eighth of the total memory", minimum=0,
+    ),
     Option("task_webhook_url", Kind.URL, "URL notified (POST) when tasks finish."),
     Option(
         "task_webhook_authorization_header", Kind.TEXT, "Authorization header sent to the task webhook.",

@@ -16,6 +16,8 @@ from collections.abc import Callable, Hashable
 from typing import Any, TypeVar
 
 DEFAULT_BUDGET = 256 << 20
+"""For stores opened outside a cluster (tests, ``bench.inprocess``); a cluster's shards each get their
+share of ``--read-cache-size``."""
 (
     RECORDS,
     DOCUMENT_BLOCKS,

