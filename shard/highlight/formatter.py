@@ -54,9 +54,13 @@ class HitFormatter:
         if isinstance(value, dict):
             return {name: self._format(hit, f"{path}.{name}", item) for name, item in value.items()}
         if isinstance(value, list):
-            if not self._rules.rule(path)[1] and hit.rules_out(_joined_texts(value)):
-                return list(value)
-            return [self._format(hit, path, item) for item in value]
+            maybe = None if self._rules.rule(path)[1] else hit.items_that_may_match(value)
+            if maybe is None:
+                return [self._format(hit, path, item) for item in value]
+            formatted = list(value)  # the other items are shown as they are
+            for at in maybe:
+                formatted[at] = self._format_text(hit, path, value[at])
+            return formatted
         if isinstance(value, bool) or value is None:
             return value
         return self._format_text(hit, path, _number_text(value))
@@ -94,9 +98,11 @@ class _Hit:
         self._analysed: dict[tuple[str, tuple[str, ...]], AnalysedText] = {}
         self._matches: dict[tuple[str, tuple[str, ...]], list[Match]] = {}
 
-    def rules_out(self, text: str | None) -> bool:
-        """Whether ``text`` surely holds no match (None: no text to look at, so no)."""
-        return text is not None and self._finder.rules_out(text)
+    def items_that_may_match(self, values: list[Any]) -> list[int] | None:
+        """For an array of strings, the indices of those that may hold a match; None: check each."""
+        if all(type(value) is str for value in values):
+            return self._finder.items_that_may_match(values)
+        return None
 
     def matches(self, path: str, text: str) -> list[Match]:
         """The text's matches, found the cheapest way: most texts are ruled out without tokenising."""
@@ -115,13 +121,6 @@ class _Hit:
         if analysed is None:
             analysed = self._analysed[key] = self._finder.analyse(*key)
         return analysed
-
-
-def _joined_texts(values: list[Any]) -> str | None:
-    """An array of strings (cast lists, tags) as one text to rule out at once; None for other arrays."""
-    if all(type(value) is str for value in values):
-        return "\n".join(values)
-    return None
 
 
 def _number_text(value: int | float) -> str:
@@ -157,9 +156,9 @@ def _collect_bounds(
             _collect_bounds(hit, f"{path}.{name}", item, indices, found)
         return
     elif isinstance(value, list):
-        if hit.rules_out(_joined_texts(value)):
-            return
-        for index, item in enumerate(value):
+        maybe = hit.items_that_may_match(value)
+        for index in range(len(value)) if maybe is None else maybe:
+            item = value[index]
             _collect_bounds(hit, path, item, (*indices, index), found)
         return
     elif isinstance(value, bool) or value is None:

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from itertools import compress, count, repeat
+from itertools import accumulate, compress, count, repeat
 from operator import is_, itemgetter
 from typing import NamedTuple, Protocol
 
@@ -148,15 +149,27 @@ class MatchFinder:
         stop_words = analyzer.config.stop_words
         self._screens = not (self._anchors & stop_words) and not any(map(self._memo.__getitem__, stop_words))
         self._bounded = not analyzer.has_custom_tokens
-        self._find_needle = _needle_search(matcher.needles, self._bounded)
+        self._needles = _needle_pattern(matcher.needles, self._bounded)
 
     def rules_out(self, text: str) -> bool:
         """Whether a quick look shows that ``text`` holds no match (False when it cannot tell).
 
         An ASCII text's words fold to slices of ``text.lower()``: if no needle is found in it, no word
-        matches. Texts joined by a separator are ruled out or not together.
+        matches.
         """
-        return text.isascii() and self._find_needle(text.lower()) is None
+        return text.isascii() and (self._needles is None or self._needles.search(text.lower()) is None)
+
+    def items_that_may_match(self, texts: list[str]) -> list[int] | None:
+        """Indices of the ``texts`` that may hold a match, from one search over them all (None when it
+        cannot tell): an array of strings (a cast list) rarely has more than one or two."""
+        joined = "\n".join(texts)
+        if not joined.isascii():
+            return None
+        if self._needles is None:
+            return []
+        ends = list(accumulate(len(text) + 1 for text in texts))
+        starts = (found.start() for found in self._needles.finditer(joined.lower()))
+        return sorted({bisect_right(ends, start) for start in starts})
 
     def may_match(self, text: str, locales: tuple[str, ...]) -> bool:
         """Whether ``text`` can hold a match; False lets a text be shown as is without tokenising it.
@@ -168,7 +181,7 @@ class MatchFinder:
         normalised words.
         """
         if text.isascii():
-            if self._find_needle(text.lower()) is None:
+            if self.rules_out(text):
                 return False
             if self._bounded:
                 return True
@@ -236,8 +249,8 @@ class MatchFinder:
 _ALNUM_BEFORE, _ALNUM_AFTER = "(?<![a-z0-9])", "(?![a-z0-9])"
 
 
-def _needle_search(needles: Needles, bounded: bool) -> Callable[[str], object | None]:
-    """A search for the needles in a lower-cased ASCII text.
+def _needle_pattern(needles: Needles, bounded: bool) -> re.Pattern[str] | None:
+    """The needles as one pattern over lower-cased ASCII text; None when there is none to find.
 
     ``bounded``: only custom tokens (``dictionary``, ``separatorTokens``) cut a word inside a run of
     ASCII letters and digits, so without them a needle must also start (a whole word: and end) at
@@ -246,12 +259,12 @@ def _needle_search(needles: Needles, bounded: bool) -> Callable[[str], object | 
     prefixes = _shortest(needles.prefixes)
     words = sorted(word for word in set(needles.words) if not word.startswith(tuple(prefixes)))
     if not words and not prefixes:
-        return lambda text: None
+        return None
     before, after = (_ALNUM_BEFORE, _ALNUM_AFTER) if bounded else ("", "")
     alternatives = [f"{before}(?:{'|'.join(map(re.escape, words))}){after}"] if words else []
     if prefixes:
         alternatives.append(f"{before}(?:{'|'.join(map(re.escape, prefixes))})")
-    return re.compile("|".join(alternatives)).search
+    return re.compile("|".join(alternatives))
 
 
 def _shortest(prefixes: Iterable[str]) -> list[str]:

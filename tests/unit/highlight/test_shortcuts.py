@@ -1,9 +1,10 @@
 """The highlighter's shortcuts find exactly what the full token stream finds.
 
-``MatchFinder.rules_out`` and ``may_match`` screen texts before tokenising them, and ``matches``
-finds words and phrases without the token stream. A screen that wrongly rules a text out loses a
-highlight; a shortcut that disagrees with ``analyse`` moves one. Real texts (every string of the
-shared datasets' samples) and crafted edge cases are checked against queries made of their own words.
+``MatchFinder.rules_out``, ``items_that_may_match`` and ``may_match`` screen texts before tokenising
+them, and ``matches`` finds words and phrases without the token stream. A screen that wrongly rules
+a text out loses a highlight; a shortcut that disagrees with ``analyse`` moves one. Real texts
+(every string of the shared datasets' samples) and crafted edge cases are checked against queries
+made of their own words.
 """
 
 from __future__ import annotations
@@ -90,7 +91,8 @@ def test_shortcuts_agree_with_the_token_stream(name: str) -> None:
     analyzer = ANALYZERS[name]
     rng = random.Random(7)
     checked = found = 0
-    for text in TEXTS:
+    for at, text in enumerate(TEXTS):
+        array = TEXTS[at : at + 3]  # the text among its neighbours, as in an array of strings
         for table in _queries(analyzer, text, rng):
             finder = MatchFinder(table, analyzer)
             expected = finder.analyse(text, ()).matches
@@ -98,6 +100,10 @@ def test_shortcuts_agree_with_the_token_stream(name: str) -> None:
             if expected:
                 assert finder.may_match(text, ()), (text, table)
                 assert not finder.rules_out(text), (text, table)
+            maybe = finder.items_that_may_match(array)
+            if maybe is not None:
+                holding = {index for index, item in enumerate(array) if finder.analyse(item, ()).matches}
+                assert holding <= set(maybe), (array, table)
             checked += 1
             found += bool(expected)
     assert found > checked // 2  # the queries mostly match: the comparison is not between empty lists
