@@ -90,7 +90,10 @@ def search(
             [], len(matched), max_total_hits(settings), facets=facet_reply(ctx, matched, params)
         )
     if params.get("countUnion") is not None:
-        # A federated total: the documents that any of an index's queries keeps.
+        # A federated total: the documents that any of an index's queries keeps. Under a
+        # distinctAttribute setting the queries deduplicate, and the gateway sums what each keeps.
+        if settings.get("distinctAttribute") is not None:
+            return SearchResult([], 0, max_total_hits(settings), deduplicated=True)
         return SearchResult([], len(union(params["countUnion"], scored=True)), max_total_hits(settings))
     ctx.restrict_to(params.get("attributesToSearchOn"))
     locales = tuple(params.get("locales") or ())
