@@ -25,10 +25,13 @@ WordMatch = tuple[int, int]
 
 
 class Needles(NamedTuple):
+    """What ``QueryMatcher.match`` accepts, as strings to look for (phrases are not included)."""
+
     words: Iterable[str]
-    """Normalised words that match whole (phrase words included)."""
+    """Normalised words that match whole."""
     prefixes: Iterable[str]
-    """Normalised prefixes: a word starting with one matches."""
+    """Normalised prefixes: a word starting with one matches (listed words starting with one may be
+    left in ``words``)."""
 
 
 class QueryMatcher(Protocol):
@@ -49,8 +52,8 @@ class QueryMatcher(Protocol):
 
     @property
     def needles(self) -> Needles:
-        """What every matching word is or starts with: a text holding neither holds no match, which is
-        cheap to rule out before tokenising it."""
+        """What every word ``match`` accepts is or starts with: a text holding none of them (nor a
+        phrase's word) holds no match, which is cheap to rule out before tokenising it."""
         ...
 
 
@@ -65,8 +68,7 @@ class WordTable:
 
     @property
     def needles(self) -> Needles:
-        phrase_words = (word for _, words in self.phrases for word in words if word is not None)
-        return Needles([*self.words, *phrase_words], [prefix for prefix, _ in self.prefixes])
+        return Needles(self.words, [prefix for prefix, _ in self.prefixes])
 
     def match(self, word: str) -> WordMatch | None:
         found = self.words.get(word)
@@ -139,17 +141,17 @@ class MatchFinder:
             anchored for term, words in matcher.phrases if (anchored := _anchored(term, words)) is not None
         ]
         self._analyzer = analyzer
-        self.matches_nothing = isinstance(matcher, WordTable) and not (
-            matcher.words or matcher.prefixes or matcher.phrases
-        )
-        """Placeholder searches: highlighting and match positions can skip tokenising altogether."""
         self._anchors = frozenset(phrase.anchor_word for phrase in self._phrases)
         # The indexing path skips stop words; when the query may match one, only the full token
         # stream can tell whether a text holds a match.
         stop_words = analyzer.config.stop_words
         self._screens = not (self._anchors & stop_words) and not any(map(self._memo.__getitem__, stop_words))
         self._bounded = not analyzer.has_custom_tokens
-        self._needles = _needle_pattern(matcher.needles, self._bounded)
+        words, prefixes = matcher.needles
+        phrase_words = (word for phrase in self._phrases for word in phrase.words if word is not None)
+        self._needles = _needle_pattern([*words, *phrase_words], prefixes, self._bounded)
+        self.matches_nothing = self._needles is None
+        """Placeholder searches: highlighting and match positions can skip tokenising altogether."""
 
     def rules_out(self, text: str) -> bool:
         """Whether a quick look shows that ``text`` holds no match (False when it cannot tell).
@@ -249,21 +251,21 @@ class MatchFinder:
 _ALNUM_BEFORE, _ALNUM_AFTER = "(?<![a-z0-9])", "(?![a-z0-9])"
 
 
-def _needle_pattern(needles: Needles, bounded: bool) -> re.Pattern[str] | None:
+def _needle_pattern(words: Iterable[str], prefixes: Iterable[str], bounded: bool) -> re.Pattern[str] | None:
     """The needles as one pattern over lower-cased ASCII text; None when there is none to find.
 
     ``bounded``: only custom tokens (``dictionary``, ``separatorTokens``) cut a word inside a run of
     ASCII letters and digits, so without them a needle must also start (a whole word: and end) at
     the edge of such a run. That keeps ``a`` from being found in every text.
     """
-    prefixes = _shortest(needles.prefixes)
-    words = sorted(word for word in set(needles.words) if not word.startswith(tuple(prefixes)))
-    if not words and not prefixes:
+    starts = _shortest(prefixes)
+    whole = sorted(word for word in set(words) if not word.startswith(tuple(starts)))
+    if not whole and not starts:
         return None
     before, after = (_ALNUM_BEFORE, _ALNUM_AFTER) if bounded else ("", "")
-    alternatives = [f"{before}(?:{'|'.join(map(re.escape, words))}){after}"] if words else []
-    if prefixes:
-        alternatives.append(f"{before}(?:{'|'.join(map(re.escape, prefixes))})")
+    alternatives = [f"{before}(?:{'|'.join(map(re.escape, whole))}){after}"] if whole else []
+    if starts:
+        alternatives.append(f"{before}(?:{'|'.join(map(re.escape, starts))})")
     return re.compile("|".join(alternatives))
 
 

@@ -38,11 +38,9 @@ class DerivationMatcher:
         for word in query_words:
             self._words.setdefault(word, (0, None))
         self._phrases = phrases
-        prefixes = [derivation.prefix for derivation in derivations if derivation.prefix is not None]
         # Listed prefix words start with their prefix: the prefix stands for all of them.
-        words = [word for word in self._words if not word.startswith(tuple(prefixes))]
-        words.extend(word for _, phrase in phrases for word in phrase if word is not None)
-        self._needles = Needles(words, prefixes)
+        prefixes = [derivation.prefix for derivation in derivations if derivation.prefix is not None]
+        self._needles = Needles(self._words, prefixes)
 
     def match(self, word: str) -> tuple[int, int] | None:
         found = self._words.get(word)
