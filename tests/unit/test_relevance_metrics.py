@@ -11,7 +11,15 @@ import math
 
 import pytest
 
-from bench.relevance import dcg, evaluate, ndcg_at_k, recall_at_k, reciprocal_rank_at_k
+from bench.relevance import (
+    bucket_oracle,
+    dcg,
+    evaluate,
+    ndcg_at_k,
+    recall_at_k,
+    reciprocal_rank_at_k,
+    words_rule_bound,
+)
 
 JUDGED = {"a": 3, "b": 2, "c": 1, "z": 0}
 
@@ -69,3 +77,26 @@ def test_evaluate_follows_beir_conventions() -> None:
     kept = evaluate(rankings, qrels, ignore_identical_ids=False)
     assert kept["per_query"]["1"]["ndcg"] == pytest.approx(1.0)
     assert kept["per_query"]["4"]["mrr"] == pytest.approx(0.5)
+
+
+def test_the_bucket_oracle_sorts_inside_words_buckets_only() -> None:
+    # Engine order: x (3 words), c (3), a (2), b (2), z (1). Grades a 3, b 2, c 1.
+    candidates = [("x", 3), ("c", 3), ("a", 2), ("b", 2), ("z", 1)]
+    # c beats x inside the 3-word bucket; a stays below c although it is graded higher.
+    assert bucket_oracle(candidates, JUDGED) == ["c", "x", "a", "b", "z"]
+    # Equal grades keep the engine's order; negative grades count as 0.
+    assert bucket_oracle([("p", 1), ("q", 1), ("r", 1)], {"p": -1, "r": 0}) == ["p", "q", "r"]
+
+
+def test_the_bound_is_the_oracle_ndcg_and_candidate_recall_spans_every_candidate() -> None:
+    qrels = {"1": JUDGED, "2": {"7": 1}}
+    buckets = {"1": [("x", 2)] + [(f"filler{n}", 2) for n in range(12)] + [("a", 1), ("b", 1)]}
+    bound = words_rule_bound(buckets, qrels)
+    # Query 1: a and b sit below 13 two-word candidates, out of the first 10 whatever the order inside
+    # the buckets; c is no candidate. Query 2 has none. Both score 0; 2 of 3 and 0 of 1 are candidates.
+    assert bound["bound_ndcg"] == 0
+    assert bound["candidate_recall"] == pytest.approx((2 / 3 + 0) / 2)
+    # With a and b in the top bucket, the oracle ranks them first: (3 + 2/log2 3) / ideal(3, 2, 1).
+    buckets["1"] = [("x", 2), ("b", 2), ("a", 2)]
+    expected = (3 + 2 / math.log2(3)) / 4.761860
+    assert words_rule_bound(buckets, qrels)["bound_ndcg"] == pytest.approx(expected / 2, abs=1e-6)
