@@ -33,7 +33,7 @@ class HitFormatter:
 
         ``displayed`` is the stored document restricted to ``displayedAttributes``, in stored order.
         """
-        hit = _Hit(self._finder, self._locales_for)
+        hit = _Hit(self._finder, self._locales_for, displayed)
         formatted = None
         if self._rules.requested:
             fields = self._rules.fields
@@ -49,21 +49,22 @@ class HitFormatter:
         return formatted, positions
 
     def _format(self, hit: _Hit, path: str, value: Any) -> Any:
-        if isinstance(value, str):
-            return self._format_text(hit, path, value)
         if isinstance(value, dict):
             return {name: self._format(hit, f"{path}.{name}", item) for name, item in value.items()}
         if isinstance(value, list):
-            maybe = None if self._rules.rule(path)[1] else hit.items_that_may_match(value)
-            if maybe is None:
+            if self._rules.rule(path)[1]:
                 return [self._format(hit, path, item) for item in value]
-            formatted = list(value)  # the other items are shown as they are
-            for at in maybe:
-                formatted[at] = self._format_text(hit, path, value[at])
-            return formatted
+            ruled_out = hit.ruled_out  # inline: arrays of strings (cast lists) are long
+            return [
+                item if type(item) is str and item in ruled_out else self._format(hit, path, item)
+                for item in value
+            ]
         if isinstance(value, bool) or value is None:
             return value
-        return self._format_text(hit, path, _number_text(value))
+        text = value if isinstance(value, str) else _number_text(value)
+        if text in hit.ruled_out and not self._rules.rule(path)[1]:  # a crop shortens it anyway
+            return text
+        return self._format_text(hit, path, text)
 
     def _format_text(self, hit: _Hit, path: str, text: str) -> str:
         highlight, crop = self._rules.rule(path)
@@ -92,20 +93,28 @@ class HitFormatter:
 class _Hit:
     """Analyses of one hit's texts: a leaf both formatted and positioned is tokenised once."""
 
-    def __init__(self, finder: MatchFinder, locales_for: Callable[[str], tuple[str, ...]]) -> None:
+    def __init__(
+        self, finder: MatchFinder, locales_for: Callable[[str], tuple[str, ...]], displayed: Document
+    ) -> None:
         self._finder = finder
         self._locales_for = locales_for
         self._analysed: dict[tuple[str, tuple[str, ...]], AnalysedText] = {}
         self._matches: dict[tuple[str, tuple[str, ...]], list[Match]] = {}
-
-    def items_that_may_match(self, values: list[Any]) -> list[int] | None:
-        """For an array of strings, the indices of those that may hold a match; None: check each."""
-        if all(type(value) is str for value in values):
-            return self._finder.items_that_may_match(values)
-        return None
+        # Every ASCII text of the hit screened by one search: most hold no match and are then shown
+        # as they are, without a call per text.
+        screened: list[str] = []
+        if not finder.matches_nothing:
+            _collect_texts(displayed, screened)
+            screened = [text for text in screened if text.isascii()]
+        self.ruled_out = frozenset(screened).difference(
+            map(screened.__getitem__, finder.texts_that_may_match(screened))
+        )
+        """Texts of the hit that its screen showed to hold no match."""
 
     def matches(self, path: str, text: str) -> list[Match]:
         """The text's matches, found the cheapest way: most texts are ruled out without tokenising."""
+        if text in self.ruled_out:
+            return []
         key = (text, self._locales_for(path))
         analysed = self._analysed.get(key)
         if analysed is not None:
@@ -121,6 +130,18 @@ class _Hit:
         if analysed is None:
             analysed = self._analysed[key] = self._finder.analyse(*key)
         return analysed
+
+
+def _collect_texts(container: dict[str, Any] | list[Any], texts: list[str]) -> None:
+    """Append the texts of a document (or of one of its objects or arrays), at any depth: its strings,
+    and its numbers as they are matched."""
+    for value in container.values() if isinstance(container, dict) else container:
+        if type(value) is str:
+            texts.append(value)
+        elif isinstance(value, dict | list):
+            _collect_texts(value, texts)
+        elif not (isinstance(value, bool) or value is None):
+            texts.append(_number_text(value))
 
 
 def _number_text(value: int | float) -> str:
@@ -156,10 +177,9 @@ def _collect_bounds(
             _collect_bounds(hit, f"{path}.{name}", item, indices, found)
         return
     elif isinstance(value, list):
-        maybe = hit.items_that_may_match(value)
-        for index in range(len(value)) if maybe is None else maybe:
-            item = value[index]
-            _collect_bounds(hit, path, item, (*indices, index), found)
+        for index, item in enumerate(value):
+            if not (type(item) is str and item in hit.ruled_out):
+                _collect_bounds(hit, path, item, (*indices, index), found)
         return
     elif isinstance(value, bool) or value is None:
         return

@@ -161,16 +161,13 @@ class MatchFinder:
         """
         return text.isascii() and (self._needles is None or self._needles.search(text.lower()) is None)
 
-    def items_that_may_match(self, texts: list[str]) -> list[int] | None:
-        """Indices of the ``texts`` that may hold a match, from one search over them all (None when it
-        cannot tell): an array of strings (a cast list) rarely has more than one or two."""
-        joined = "\n".join(texts)
-        if not joined.isascii():
-            return None
+    def texts_that_may_match(self, texts: Sequence[str]) -> list[int]:
+        """Indices of the ``texts`` (ASCII, as ``rules_out`` needs) that it does not rule out, from one
+        search over them all: of a hit's few dozen texts (title, overview, cast names), few match."""
         if self._needles is None:
             return []
         ends = list(accumulate(len(text) + 1 for text in texts))
-        starts = (found.start() for found in self._needles.finditer(joined.lower()))
+        starts = (found.start() for found in self._needles.finditer("\n".join(texts).lower()))
         return sorted({bisect_right(ends, start) for start in starts})
 
     def may_match(self, text: str, locales: tuple[str, ...]) -> bool:
@@ -248,7 +245,10 @@ class MatchFinder:
         return matches
 
 
-_ALNUM_BEFORE, _ALNUM_AFTER = "(?<![a-z0-9])", "(?![a-z0-9])"
+# After a needle's first character: the character before that one is no letter or digit (or there is
+# none). Placed there rather than first, the pattern starts with a literal, which lets the regex engine
+# skip the positions no needle starts with.
+_EDGE_BEFORE_FIRST, _EDGE_AFTER = "(?<![a-z0-9].)", "(?![a-z0-9])"
 
 
 def _needle_pattern(words: Iterable[str], prefixes: Iterable[str], bounded: bool) -> re.Pattern[str] | None:
@@ -256,17 +256,48 @@ def _needle_pattern(words: Iterable[str], prefixes: Iterable[str], bounded: bool
 
     ``bounded``: only custom tokens (``dictionary``, ``separatorTokens``) cut a word inside a run of
     ASCII letters and digits, so without them a needle must also start (a whole word: and end) at
-    the edge of such a run. That keeps ``a`` from being found in every text.
+    the edge of such a run. That keeps ``a`` from being found in every text. The needles are merged
+    into a trie (``watch|watcher`` as ``watch(?:er)?``): a query's typo derivations share prefixes,
+    and the engine tries an alternation's branches one by one.
     """
     starts = _shortest(prefixes)
-    whole = sorted(word for word in set(words) if not word.startswith(tuple(starts)))
+    whole = {word for word in words if not word.startswith(tuple(starts))}
     if not whole and not starts:
         return None
-    before, after = (_ALNUM_BEFORE, _ALNUM_AFTER) if bounded else ("", "")
-    alternatives = [f"{before}(?:{'|'.join(map(re.escape, whole))}){after}"] if whole else []
-    if starts:
-        alternatives.append(f"{before}(?:{'|'.join(map(re.escape, starts))})")
-    return re.compile("|".join(alternatives))
+    trie = _NeedleTrie()
+    for word in whole:
+        trie.add(word, prefix=False)
+    for prefix in starts:
+        trie.add(prefix, prefix=True)
+    return re.compile(trie.pattern(_EDGE_BEFORE_FIRST if bounded else "", _EDGE_AFTER if bounded else ""))
+
+
+class _NeedleTrie:
+    def __init__(self) -> None:
+        self.children: dict[str, _NeedleTrie] = {}
+        self.ends_word = False
+        self.ends_prefix = False
+
+    def add(self, needle: str, prefix: bool) -> None:
+        node = self
+        for char in needle:
+            node = node.children.setdefault(char, _NeedleTrie())
+        if prefix:
+            node.ends_prefix = True
+        else:
+            node.ends_word = True
+
+    def pattern(self, after_first: str, after_word: str) -> str:
+        """This node's continuations; ``after_first`` goes after the first character of a needle."""
+        if self.ends_prefix:
+            return ""  # a prefix is found as soon as it is: whatever follows, and longer needles, add nothing
+        branches = [
+            re.escape(char) + after_first + child.pattern("", after_word)
+            for char, child in sorted(self.children.items())
+        ]
+        if self.ends_word:
+            branches.append(after_word)
+        return branches[0] if len(branches) == 1 else f"(?:{'|'.join(branches)})"
 
 
 def _shortest(prefixes: Iterable[str]) -> list[str]:

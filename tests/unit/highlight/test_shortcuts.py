@@ -1,6 +1,6 @@
 """The highlighter's shortcuts find exactly what the full token stream finds.
 
-``MatchFinder.rules_out``, ``items_that_may_match`` and ``may_match`` screen texts before tokenising
+``MatchFinder.rules_out``, ``texts_that_may_match`` and ``may_match`` screen texts before tokenising
 them, and ``matches`` finds words and phrases without the token stream. A screen that wrongly rules
 a text out loses a highlight; a shortcut that disagrees with ``analyse`` moves one. Real texts
 (every string of the shared datasets' samples) and crafted edge cases are checked against queries
@@ -11,14 +11,17 @@ from __future__ import annotations
 
 import json
 import random
+import re
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from shard.analysis import AnalysisConfig, Analyzer, TokenKind
 from shard.highlight import WordTable
-from shard.highlight.matching import MatchFinder
+from shard.highlight.matching import MatchFinder, _needle_pattern
 from tests.support.cluster import REPO_ROOT
 
 DATASETS = REPO_ROOT.parent / "shared" / "datasets"
@@ -100,10 +103,9 @@ def test_shortcuts_agree_with_the_token_stream(name: str) -> None:
             if expected:
                 assert finder.may_match(text, ()), (text, table)
                 assert not finder.rules_out(text), (text, table)
-            maybe = finder.items_that_may_match(array)
-            if maybe is not None:
-                holding = {index for index, item in enumerate(array) if finder.analyse(item, ()).matches}
-                assert holding <= set(maybe), (array, table)
+            screened = [item for item in array if item.isascii()]  # as a hit's screen takes them
+            holding = {index for index, item in enumerate(screened) if finder.analyse(item, ()).matches}
+            assert holding <= set(finder.texts_that_may_match(screened)), (screened, table)
             checked += 1
             found += bool(expected)
     assert found > checked // 2  # the queries mostly match: the comparison is not between empty lists
@@ -116,3 +118,28 @@ def test_a_needle_inside_a_longer_word_is_ruled_out_at_word_edges() -> None:
     prefixed = MatchFinder(WordTable(prefixes=[("war", 0)]), ANALYZERS["default"])
     assert not prefixed.rules_out("warmth")
     assert prefixed.rules_out("swarm")
+
+
+_NEEDLE = st.text(alphabet="ab0", min_size=1, max_size=4)
+
+
+@given(
+    words=st.lists(_NEEDLE, max_size=6),
+    prefixes=st.lists(_NEEDLE, max_size=3),
+    text=st.text(alphabet="ab0 -\n", max_size=30),
+    bounded=st.booleans(),
+)
+def test_the_needle_trie_finds_what_its_needles_find_one_by_one(
+    words: list[str], prefixes: list[str], text: str, bounded: bool
+) -> None:
+    """The merged pattern (shared prefixes, edge checks after the first character) starts a match
+    where some needle, tried alone with plain edge checks, does."""
+    before, after = ("(?<![a-z0-9])", "(?![a-z0-9])") if bounded else ("", "")
+    alone = [re.compile(f"{before}{word}{after}") for word in words]
+    alone += [re.compile(f"{before}{prefix}") for prefix in prefixes]
+    expected = {at for at in range(len(text) + 1) if any(pattern.match(text, at) for pattern in alone)}
+    pattern = _needle_pattern(words, prefixes, bounded)
+    if pattern is None:
+        assert not expected
+        return
+    assert {at for at in range(len(text) + 1) if pattern.match(text, at)} == expected
