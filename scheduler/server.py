@@ -38,6 +38,7 @@ from scheduler.tasks import (
     store_matched_tasks,
     summarized_task,
 )
+from scheduler.views import in_order, processing_batch, public_batch, public_index, seek_response
 
 log = get_logger(__name__)
 _TASK_LIMIT = 1_000_000
@@ -144,8 +145,8 @@ class SchedulerService(scheduler_pb2_grpc.SchedulerServicer):
         page, next_uid = seek_page(
             matched, query.get("limit", 20), query.get("from"), query.get("reverse", False)
         )
-        results = [self._view(r) for r in _in_order(self.store.get_tasks(page), page)]
-        return _reply(_seek_response(results, len(matched), query, next_uid))
+        results = [self._view(r) for r in in_order(self.store.get_tasks(page), page)]
+        return _reply(seek_response(results, len(matched), query, next_uid))
 
     async def GetBatch(
         self, request: json_pb2.JsonRequest, context: grpc.aio.ServicerContext
@@ -185,16 +186,16 @@ class SchedulerService(scheduler_pb2_grpc.SchedulerServicer):
             uids, query.get("limit", 20), query.get("from"), query.get("reverse", False)
         )
         results = [b for b in (self._batch(uid) for uid in page) if b is not None]
-        return _reply(_seek_response(results, len(uids), query, next_uid))
+        return _reply(seek_response(results, len(uids), query, next_uid))
 
     def _batch(self, uid: int) -> dict[str, Any] | None:
         processing = self.executor.processing
         if processing is not None and uid == processing.batch_uid:
-            return _processing_batch(self.store, processing)
+            return processing_batch(self.store, processing)
         stored = self.store.get_batch(uid)
         if stored is None:
             return None
-        return _public_batch(stored)
+        return public_batch(stored)
 
     async def GetIndex(
         self, request: json_pb2.JsonRequest, context: grpc.aio.ServicerContext
@@ -277,74 +278,6 @@ def _answer(call: Callable[[], Any]) -> json_pb2.JsonReply:
         return _reply(call())
     except ApiError as error:
         return _error(error)
-
-
-def public_index(index: dict[str, Any]) -> dict[str, Any]:
-    return {
-        "uid": index["uid"],
-        "createdAt": format_datetime(index["createdNs"]),
-        "updatedAt": format_datetime(index["updatedNs"]),
-        "primaryKey": index["primaryKey"],
-    }
-
-
-def _in_order(records: list[dict[str, Any]], uids: list[int]) -> list[dict[str, Any]]:
-    by_uid = {r["uid"]: r for r in records}
-    return [by_uid[u] for u in uids if u in by_uid]
-
-
-def _seek_response(
-    results: list[Any], total: int, query: dict[str, Any], next_uid: int | None
-) -> dict[str, Any]:
-    first = results[0]["uid"] if results else None
-    return {
-        "results": results,
-        "total": total,
-        "limit": query.get("limit", 20),
-        "from": first,
-        "next": next_uid,
-    }
-
-
-def _public_batch(stored: dict[str, Any]) -> dict[str, Any]:
-    return {
-        "uid": stored["uid"],
-        "progress": None,
-        "details": stored["details"],
-        "stats": stored["stats"],
-        "duration": stored["duration"],
-        "startedAt": format_datetime(stored["startedNs"]),
-        "finishedAt": format_datetime(stored["finishedNs"]),
-        "batchStrategy": stored["batchStrategy"],
-    }
-
-
-def _processing_batch(store: SchedulerStore, processing: Any) -> dict[str, Any]:
-    tasks = store.get_tasks(list(processing.task_uids))
-    types: dict[str, int] = {}
-    indexes: dict[str, int] = {}
-    for task in tasks:
-        types[task["type"]] = types.get(task["type"], 0) + 1
-        if task["indexUid"] is not None:
-            indexes[task["indexUid"]] = indexes.get(task["indexUid"], 0) + 1
-    return {
-        "uid": processing.batch_uid,
-        "progress": {
-            "steps": [{"currentStep": "processing tasks", "finished": 0, "total": len(tasks)}],
-            "percentage": 0.0,
-        },
-        "details": {},
-        "stats": {
-            "totalNbTasks": len(tasks),
-            "status": {"processing": len(tasks)},
-            "types": types,
-            "indexUids": indexes,
-        },
-        "duration": None,
-        "startedAt": format_datetime(processing.started_ns),
-        "finishedAt": None,
-        "batchStrategy": "unspecified",
-    }
 
 
 async def _cleanup_old_tasks(store: SchedulerStore, service: SchedulerService) -> None:
