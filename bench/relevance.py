@@ -188,9 +188,25 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         default="smart",
         help="the index's stopWords: the SMART English list (default) or none",
     )
+    parser.add_argument(
+        "--settings",
+        type=_settings_object,
+        default={},
+        help='more index settings as a JSON object, e.g. \'{"rankingRules": ["words", "proximity"]}\'',
+    )
     parser.add_argument("--shards", type=int, default=2)
     parser.add_argument("--json", type=Path, help="result file; default bench/results/relevance-<time>.json")
     return parser.parse_args(argv)
+
+
+def _settings_object(text: str) -> dict[str, Any]:
+    try:
+        value = orjson.loads(text)
+    except orjson.JSONDecodeError as error:
+        raise argparse.ArgumentTypeError(f"not JSON: {error}") from None
+    if not isinstance(value, dict):
+        raise argparse.ArgumentTypeError("expected a JSON object of index settings")
+    return value
 
 
 def _strategies(text: str) -> list[str]:
@@ -285,7 +301,7 @@ def words_rule_bound(buckets: Mapping[str, Sequence[tuple[str, int]]], qrels: Qr
 
 def run(args: argparse.Namespace, environment: dict[str, Any]) -> dict[str, Any]:
     queries, qrels = load_queries(), load_qrels()
-    settings = index_settings(args.stop_words)
+    settings = {**index_settings(args.stop_words), **args.settings}
     stop_words = STOP_WORD_LISTS[args.stop_words]
     long_queries = sum(
         sum(word not in stop_words for word in _WORD.findall(text.lower())) > QUERY_TERM_LIMIT
@@ -332,6 +348,7 @@ def run(args: argparse.Namespace, environment: dict[str, Any]) -> dict[str, Any]
             "strategies": args.strategies,
             "k": K,
             "stop_words": args.stop_words,
+            "settings": args.settings,
         },
         "settings": settings,
         "environment": environment,
@@ -350,6 +367,8 @@ def run(args: argparse.Namespace, environment: dict[str, Any]) -> dict[str, Any]
 def render(report: dict[str, Any]) -> str:
     options, env, corpus = report["options"], report["environment"], report["corpus"]
     k = options["k"]
+    extra = options["settings"]
+    others = f"and {orjson.dumps(extra).decode()}" if extra else "other settings default"
     lines = [
         f"{report['scenario']}: {report['description']}",
         f"shards={options['shards']} | python {env['python']}, {env['cpus']} CPUs, commit {env['commit']}, "
@@ -358,7 +377,7 @@ def render(report: dict[str, Any]) -> str:
         f"({corpus['judged_queries']} judged), one at a time, limit {k}",
         f"settings: searchableAttributes {report['settings']['searchableAttributes']}, stopWords "
         f"{options['stop_words']} ({len(report['settings']['stopWords'])} words), "
-        f"maxTotalHits {MAX_TOTAL_HITS}, other settings default",
+        f"maxTotalHits {MAX_TOTAL_HITS}, {others}",
         "",
         f"{'strategy':<10} {f'nDCG@{k}':>8} {f'recall@{k}':>10} {f'MRR@{k}':>7} {'no hits':>8} "
         f"{'bound':>6} {'cand.rec':>8} {'mean ms':>8} {'p50 ms':>7} {'p95 ms':>7} {'server ms':>9}",
