@@ -14,7 +14,9 @@ from tests.support.crash.cycles import run_crash_cycles
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser = argparse.ArgumentParser(
+        prog="python -m tests.support.crash", description=__doc__.splitlines()[0] if __doc__ else None
+    )
     parser.add_argument("--cycles", type=int, default=200)
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--shards", type=int, default=2)
