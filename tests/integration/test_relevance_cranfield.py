@@ -1,0 +1,33 @@
+"""Ranking quality on Cranfield does not regress: nDCG@10 per matching strategy, measured as the
+relevance bench measures it (``bench/relevance.py``: same index settings, queries and metrics).
+
+A ranking change moves these figures. One that lowers a figure fails here, so the drop is seen, then
+fixed or accepted by moving the floor to the new measured value. Ranking is deterministic (the
+corpus, settings and queries give the same hits on any shard count), so each floor sits just under
+the value measured when it was set.
+"""
+
+from __future__ import annotations
+
+import httpx
+
+from bench import relevance
+from tests.support.cluster import RunningCluster
+
+# Measured at f866e81: last 0.1244, all 0.0354, frequency 0.2039 (python -m bench.run relevance).
+FLOORS = {"last": 0.124, "all": 0.035, "frequency": 0.203}
+
+
+def test_cranfield_ndcg_at_10_does_not_regress(cluster: RunningCluster) -> None:
+    queries, qrels = relevance.load_queries(), relevance.load_qrels()
+    measured = {}
+    with httpx.Client(base_url=cluster.url, timeout=60.0) as client:
+        relevance.prepare(client, relevance.index_settings("smart"))
+        for strategy in FLOORS:
+            rankings = relevance.search_all(client, queries, strategy)["rankings"]
+            measured[strategy] = relevance.evaluate(rankings, qrels)["ndcg"]
+    below = {strategy: value for strategy, value in measured.items() if value < FLOORS[strategy]}
+    assert not below, f"nDCG@10 under its floor: {below} (floors {FLOORS}, all measured {measured})"
+    # frequency keeps the rarest terms, last the first ones: on these long questions the first
+    # ranks better, and all (every term required) matches almost nothing.
+    assert measured["frequency"] > measured["last"] > measured["all"]
