@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 import grpc
 
 from common.config import Config
+from common.data_lock import DataDirectoryInUse, lock_data_directory
 from common.layout import DataLayout
 from common.logging import get_logger
 from common.rpc import health_pb2, scheduler_pb2_grpc, shard_pb2_grpc
@@ -79,6 +80,8 @@ class Launcher:
             ],
         ]
         self.gateway = Child("gateway", ["gateway"], self._http_healthy)
+        self._lock_fd: int | None = None
+        """The data directory's lock, inherited by every child (``common/data_lock.py``)."""
 
     @property
     def children(self) -> list[Child]:
@@ -89,9 +92,10 @@ class Launcher:
             signal.signal(sig, lambda *_: self._stopping.set())
         try:
             self.layout.create()
+            self._lock_fd = lock_data_directory(self.config.db_path)
             self._start_and_wait(self.backends)
             self._start_and_wait([self.gateway])
-        except (StartupError, ValueError, OSError) as error:
+        except (StartupError, DataDirectoryInUse, ValueError, OSError) as error:
             self._stop_all()
             print(f"sift: the cluster could not start: {error}", file=sys.stderr)
             return 1
@@ -149,8 +153,10 @@ class Launcher:
 
     def _spawn(self, child: Child) -> None:
         child.output_tail.clear()
+        assert self._lock_fd is not None, "children start once the data directory is locked"
         child.process = subprocess.Popen(
             [sys.executable, "-m", "common.cli", *child.argv],
+            pass_fds=(self._lock_fd,),
             env=self._env,
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,

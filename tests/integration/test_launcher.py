@@ -94,3 +94,37 @@ def test_child_that_cannot_start_fails_the_launch_with_its_reason() -> None:
         assert "gateway exited with code" in text
         assert "address already in use" in text.lower()
         running.stop()
+
+
+def test_a_second_sift_on_a_data_directory_in_use_is_refused() -> None:
+    with RunningCluster(shards=1) as first:
+        wait_task(first, client_for(first).create_index("kept").task_uid)
+        second = RunningCluster(shards=1, data_dir=first.data_dir)
+        started = time.monotonic()
+        with pytest.raises(RuntimeError):
+            second.start(timeout=30)
+        assert second.process is not None
+        assert second.process.wait(timeout=10) != 0
+        assert time.monotonic() - started < 10  # refused at once: the first launcher is alive
+        time.sleep(0.2)
+        text = "\n".join(second.output)
+        assert "the cluster could not start" in text
+        assert f"The data directory `{first.data_dir}` is in use by another Sift" in text
+        # The first cluster kept its sockets and its queue: it still writes and answers.
+        first.wait_healthy(timeout=5)
+        wait_task(first, client_for(first).create_index("after").task_uid)
+        assert {index.uid for index in client_for(first).get_indexes()["results"]} == {"kept", "after"}
+        second.stop()
+
+
+def test_a_killed_sifts_data_directory_can_be_started_again_at_once() -> None:
+    first = RunningCluster(shards=1).start()
+    try:
+        wait_task(first, client_for(first).create_index("kept").task_uid)
+        assert first.process is not None
+        first.process.kill()  # its children hold the lock until SIGTERM has stopped them
+        first.process.wait()
+        with RunningCluster(shards=1, data_dir=first.data_dir) as second:
+            assert client_for(second).get_index("kept").uid == "kept"
+    finally:
+        first.stop()
