@@ -61,7 +61,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
-    store = ShardStore(DataLayout(args.data_dir).shard_dir(args.shard))
+    layout = DataLayout(args.data_dir)
+    # Its cluster's shard count: searches take their share of the index-wide budgets from it.
+    store = ShardStore(layout.shard_dir(args.shard), shards=layout.existing_shards())
     sets = queries.build(corpus(args.dataset, args.docs, args.seed), args.seed, QUERIES_PER_CLASS)
     if args.gc == "shard":
         keep_full_collections_rare()

@@ -191,10 +191,11 @@ class ShardService(shard_pb2_grpc.ShardServicer):
         return json_pb2.JsonReply(json=orjson.dumps(found))
 
 
-async def serve(layout: DataLayout, shard_id: int, cache_budget: int) -> None:
-    """``cache_budget``: this shard's share of ``--read-cache-size``, in bytes."""
+async def serve(layout: DataLayout, shard_id: int, cache_budget: int, shards: int) -> None:
+    """``cache_budget``: this shard's share of ``--read-cache-size``, in bytes; ``shards``: how many
+    shards share each index."""
     layout.create()
-    store = ShardStore(layout.shard_dir(shard_id), cache_budget)
+    store = ShardStore(layout.shard_dir(shard_id), cache_budget, shards)
     keep_full_collections_rare()
     server = aio_server(layout.shard_socket(shard_id))
     shard_pb2_grpc.add_ShardServicer_to_server(ShardService(shard_id, store), server)

@@ -37,10 +37,13 @@ class ShardStore:
     a consistent snapshot and never block the writer.
     """
 
-    def __init__(self, path: Path, cache_budget: int = DEFAULT_BUDGET) -> None:
+    def __init__(self, path: Path, cache_budget: int = DEFAULT_BUDGET, shards: int = 1) -> None:
+        """``shards``: how many shards share each index (searches take this one's share of their
+        index-wide budgets, ``SearchContext.share``)."""
         self.env = StoreEnv(path)
         self.codec = DocumentCodec()
         self.cache = ReadCache(cache_budget)
+        self.shards = shards
 
     def close(self) -> None:
         self.env.close()
@@ -113,6 +116,7 @@ class ShardStore:
                 scope.settings,
                 scope.state,
                 cache_ref=scope.cached,
+                shards=self.shards,
             )
             selected = selected_ids(self.env, scope.txn, scope.index_id, ids, matching, scope.state.live)
             return sorted_documents(ctx, selected, sort, wanted), len(selected)
@@ -145,7 +149,9 @@ class ShardStore:
             settings = load_settings(self.env, txn, index_id)
             cached = (self.cache, generation)
             lap(steps, "open snapshot")
-            return search(self.env, self.codec, txn, index_id, index_uid, settings, params, cached, steps)
+            return search(
+                self.env, self.codec, txn, index_id, index_uid, settings, params, cached, steps, self.shards
+            )
 
     def check_documents(self, index_uid: str, request: dict[str, Any]) -> dict[str, Any]:
         """The first stored document whose ``_geo`` / ``_geojson`` is invalid; see ``geo_check.py``."""

@@ -45,6 +45,8 @@ class SearchContext:
     """Fields of ``typoTolerance.disableOnAttributes``: matched without typos only."""
     cache_ref: CacheRef | None = None
     """The shard's read cache and its generation when the snapshot began (see ``ReadCache``)."""
+    shards: int = 1
+    """How many shards share the index: each takes its share of a query's index-wide budgets."""
     _records: dict[int, RecordView] = field(default_factory=dict, repr=False)
     _weights: dict[int, int] = field(default_factory=dict, repr=False)
     _word_docs: dict[tuple[str, frozenset[int] | None], BitMap] = field(default_factory=dict, repr=False)
@@ -55,6 +57,12 @@ class SearchContext:
         typo = self.settings.get("typoTolerance") or {}
         disabled = typo.get("disableOnAttributes") or ()
         self.exact_fields = self.fields_under(disabled)
+
+    def share(self, budget: int) -> int:
+        """This shard's part of an index-wide per-query budget (documents scored or checked from their
+        records): whether a budget cuts a query then depends on the index, not on how many shards hold
+        it (up to how evenly the documents in question spread over them)."""
+        return max(1, budget // self.shards)
 
     def fields_under(self, names: Any) -> set[int]:
         """Ids of the indexed fields one of ``names`` covers: equal, nested under it, or matching it as
@@ -145,4 +153,3 @@ class SearchContext:
         """The slots of the document's block; empty when the block is not stored."""
         stored = self.txn.get(block_key(self.index_id, doc_id), db=self.env.documents)
         return [] if stored is None else unpack_block(self.codec, stored)
-

@@ -15,7 +15,9 @@ from shard.query.context import SearchContext
 from shard.query.derivations import STEM_COST, Derivations
 from shard.query.occurrences import phrase_starts
 
-PHRASE_CHECK_LIMIT = 500
+PHRASE_CHECK_BUDGET = 1_000
+"""Documents whose records a split word or multi-word synonym may be checked in, over the whole index
+(each shard takes its share, ``SearchContext.share``); past it, that extra recall is given up."""
 
 
 @dataclass
@@ -50,7 +52,7 @@ def resolve(ctx: SearchContext, derivations: Derivations) -> DocSets:
         fields = typo_fields if match.typos else ctx.allowed_fields
         # Split words and synonyms are extra recall: past the check budget they are dropped rather
         # than verified document by document; a quoted phrase is what the user asked for.
-        limit = None if match.exact else PHRASE_CHECK_LIMIT
+        limit = None if match.exact else ctx.share(PHRASE_CHECK_BUDGET)
         add(match.cost, phrase_docs(ctx, words, fields, limit))
     # A document matched at several costs counts at its cheapest.
     seen = BitMap()

@@ -69,14 +69,17 @@ def search(
     params: dict[str, Any],
     cached: CacheRef | None = None,
     steps: Steps | None = None,
+    shards: int = 1,
 ) -> SearchResult:
     """``cached``: the shard's record cache and its generation when ``txn`` began; ``steps``: timed
-    when the query asked for ``showPerformanceDetails``."""
+    when the query asked for ``showPerformanceDetails``; ``shards``: how many shards hold the index."""
     _check_embedder(index_uid, settings, params.get("hybrid"))
 
     def context() -> SearchContext:
         state = load_state(env, txn, index_id)
-        return SearchContext(env, codec, txn, index_id, index_uid, settings, state, cache_ref=cached)
+        return SearchContext(
+            env, codec, txn, index_id, index_uid, settings, state, cache_ref=cached, shards=shards
+        )
 
     def union(queries: list[dict[str, Any]], scored: bool) -> BitMap:
         """The union of several queries' candidates, each query in its own context."""

@@ -27,10 +27,11 @@ from shard.query.ranking.rules import DEFAULT_RULES, Rule, configured_rules
 from shard.query.ranking.score import SKIPPED, Rank, score
 from shard.query.ranking.sort import sort_rules
 
-PER_DOCUMENT_BUDGET = 1_000
-"""Documents a query may score from their records when ``searchCutoffMs`` is not set: larger buckets
-are left unranked (as the cutoff does) so that a one-letter query stays fast on a large index. An
-explicit ``searchCutoffMs`` replaces this budget with the time limit alone."""
+RECORD_BUDGET = 2_000
+"""Documents a query may score from their token records, over the whole index (each shard takes its
+share, ``SearchContext.share``), when ``searchCutoffMs`` is not set: larger buckets are left unranked
+(as the cutoff does) so that a one-letter query stays fast on a large index. An explicit
+``searchCutoffMs`` replaces this budget with the time limit alone."""
 DEFAULT_CUTOFF_MS = 1500
 
 CostKey = TypeVar("CostKey", int, tuple[int, int])
@@ -84,7 +85,7 @@ class Ranker:
         self.kept_sets = self._kept_sets()
         cutoff = ctx.settings.get("searchCutoffMs")
         self.deadline = time.monotonic() + (DEFAULT_CUTOFF_MS if cutoff is None else cutoff) / 1000
-        self.budget = PER_DOCUMENT_BUDGET if cutoff is None else None
+        self.budget = ctx.share(RECORD_BUDGET) if cutoff is None else None
         self.dropped = BitMap()
         """Documents of explored buckets the threshold dropped (distinct may have excluded some too)."""
         self.distinct = distinct
@@ -172,7 +173,8 @@ class Ranker:
     def group(self, docs: BitMap, key: Callable[[int], CostKey]) -> dict[CostKey, list[int]] | None:
         """Documents grouped by a per-document key, or None when the budget or cutoff is exhausted."""
         costs = self.costs
-        over_budget = self.budget is not None and costs.evaluated() + len(docs) > self.budget
+        # Documents an earlier rule scored are counted once: their occurrences are cached.
+        over_budget = self.budget is not None and costs.evaluated() + costs.unevaluated(docs) > self.budget
         if over_budget or time.monotonic() > self.deadline:
             return None
         costs.prepare(docs)

@@ -42,6 +42,8 @@ class DocumentCosts:
         self.matcher = matcher
         self.by_attribute = ctx.settings.get("proximityPrecision") == "byAttribute"
         self._occurrences: dict[int, list[Occurrence]] = {}
+        self._evaluated = BitMap()
+        """The documents in ``_occurrences``: their records were read and matched."""
         self._per_term: dict[tuple[int, Kept], dict[int, list[Occurrence]]] = {}
         self._spans: dict[Kept, list[range | None]] = {}
         self._query_words = tuple(query.words())  # compared with records' word tuples
@@ -49,7 +51,11 @@ class DocumentCosts:
         self._prepared = BitMap()
 
     def evaluated(self) -> int:
-        return len(self._occurrences)
+        return len(self._evaluated)
+
+    def unevaluated(self, docs: BitMap) -> int:
+        """How many of ``docs`` scoring would read for the first time."""
+        return docs.difference_cardinality(self._evaluated)
 
     def prepare(self, docs: BitMap) -> None:
         """Learn which query words the documents about to be scored hold, in one pass over postings."""
@@ -66,6 +72,7 @@ class DocumentCosts:
             record = self.ctx.record(doc_id)
             found = self.matcher.occurrences(record, self._holdings.get(doc_id))
             self._occurrences[doc_id] = found
+            self._evaluated.add(doc_id)
         return found
 
     def per_term(self, doc_id: int, kept: Kept) -> dict[int, list[Occurrence]]:
