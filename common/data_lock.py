@@ -13,6 +13,8 @@ import os
 import time
 from pathlib import Path
 
+from common.process import is_running
+
 LOCK_FILE = "sift.lock"
 RELEASE_WAIT = 15.0
 """How long a launcher waits for the children of a dead one to stop (they get SIGTERM when their
@@ -37,7 +39,7 @@ def lock_data_directory(root: Path, wait: float = RELEASE_WAIT) -> int:
             break
         except BlockingIOError:
             holder = _holder(fd)
-            if (holder is not None and _alive(holder)) or time.monotonic() >= deadline:
+            if (holder is not None and is_running(holder)) or time.monotonic() >= deadline:
                 os.close(fd)
                 by = "another Sift" if holder is None else f"another Sift (launcher pid {holder})"
                 raise DataDirectoryInUse(
@@ -54,12 +56,3 @@ def _holder(fd: int) -> int | None:
     """The pid of the launcher that wrote the lock file, if it wrote one."""
     text = os.pread(fd, 32, 0).decode(errors="replace").strip()
     return int(text) if text.isdigit() else None
-
-
-def _alive(pid: int) -> bool:
-    """Running, and not a zombie (a killed launcher its parent has not reaped yet)."""
-    try:
-        with open(f"/proc/{pid}/stat") as stat:
-            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except (FileNotFoundError, ProcessLookupError, IndexError):
-        return False

@@ -25,3 +25,12 @@ def die_with_parent() -> None:
     """
     libc = ctypes.CDLL("libc.so.6", use_errno=True)
     libc.prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
+
+
+def is_running(pid: int) -> bool:
+    """Whether ``pid`` is a running process: not gone, and not a zombie (killed, not yet reaped)."""
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except (FileNotFoundError, ProcessLookupError, IndexError):
+        return False

@@ -10,17 +10,9 @@ import time
 import httpx
 import pytest
 
+from common.process import is_running
 from tests.support.client import client_for, wait_task
 from tests.support.cluster import RunningCluster
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    with open(f"/proc/{pid}/stat") as stat:
-        return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
 
 
 @pytest.mark.parametrize("stop_signal", [signal.SIGTERM, signal.SIGINT])
@@ -33,9 +25,9 @@ def test_clean_shutdown_stops_every_child_and_exits_zero(stop_signal: signal.Sig
         running.process.send_signal(stop_signal)
         assert running.process.wait(timeout=30) == 0
         deadline = time.monotonic() + 5
-        while any(_alive(pid) for pid in children.values()) and time.monotonic() < deadline:
+        while any(is_running(pid) for pid in children.values()) and time.monotonic() < deadline:
             time.sleep(0.05)
-        assert not [name for name, pid in children.items() if _alive(pid)]
+        assert not [name for name, pid in children.items() if is_running(pid)]
         assert not running.layout.shard_socket(0).exists() or running.backend_pid("shard-0") is None
     finally:
         running.stop()
@@ -70,9 +62,9 @@ def test_killing_the_launcher_takes_the_children_down() -> None:
         running.process.kill()
         running.process.wait()
         deadline = time.monotonic() + 10
-        while any(_alive(pid) for pid in children.values()) and time.monotonic() < deadline:
+        while any(is_running(pid) for pid in children.values()) and time.monotonic() < deadline:
             time.sleep(0.05)
-        assert not [name for name, pid in children.items() if _alive(pid)]
+        assert not [name for name, pid in children.items() if is_running(pid)]
     finally:
         running.stop()
 
