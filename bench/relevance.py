@@ -246,13 +246,9 @@ def search_all(client: httpx.Client, queries: list[tuple[str, str]], strategy: s
     client_ms: list[float] = []
     server_ms: list[float] = []
     for qid, text in queries:
-        body = {"q": text, "limit": K, "matchingStrategy": strategy, "attributesToRetrieve": ["_id"]}
         started = time.perf_counter_ns()
-        response = client.post(f"/indexes/{INDEX}/search", json=body)
+        answer = _search(client, qid, {"q": text, "limit": K, "matchingStrategy": strategy})
         client_ms.append((time.perf_counter_ns() - started) / 1e6)
-        if response.status_code != 200:
-            raise RuntimeError(f"query {qid} answered {response.status_code}: {response.text[:500]}")
-        answer = response.json()
         rankings[qid] = [str(hit["_id"]) for hit in answer["hits"]]
         server_ms.append(float(answer.get("processingTimeMs", math.nan)))
     return {"rankings": rankings, "client_ms": client_ms, "server_ms": server_ms}
@@ -270,16 +266,21 @@ def candidate_buckets(
             "limit": MAX_TOTAL_HITS,
             "matchingStrategy": strategy,
             "showRankingScoreDetails": True,
-            "attributesToRetrieve": ["_id"],
         }
-        response = client.post(f"/indexes/{INDEX}/search", json=body)
-        if response.status_code != 200:
-            raise RuntimeError(f"query {qid} answered {response.status_code}: {response.text[:500]}")
         buckets[qid] = [
             (str(hit["_id"]), int(hit["_rankingScoreDetails"].get("words", {}).get("matchingWords", 0)))
-            for hit in response.json()["hits"]
+            for hit in _search(client, qid, body)["hits"]
         ]
     return buckets
+
+
+def _search(client: httpx.Client, qid: str, body: dict[str, Any]) -> dict[str, Any]:
+    """The answer to ``body``, with hits holding only their id; any error stops the run."""
+    response = client.post(f"/indexes/{INDEX}/search", json={**body, "attributesToRetrieve": ["_id"]})
+    if response.status_code != 200:
+        raise RuntimeError(f"query {qid} answered {response.status_code}: {response.text[:500]}")
+    answer: dict[str, Any] = response.json()
+    return answer
 
 
 def bucket_oracle(candidates: Sequence[tuple[str, int]], judged: Mapping[str, int]) -> list[str]:
