@@ -19,6 +19,7 @@ from shard.analysis.segmenter import prime_word_breaker, segment
 from shard.analysis.tokens import HARD_GAP, MAX_POSITION, MAX_WORD_BYTES, Token, TokenKind
 
 _span = re.Match.span
+_group = re.Match.group
 _SAFE_CHARS = MAX_WORD_BYTES // 4
 """A word of at most this many characters cannot exceed the byte limit (UTF-8 uses at most 4 bytes)."""
 
@@ -113,15 +114,16 @@ class Analyzer:
         if patterns.find_custom is not None:
             return None
         if text.isascii():
-            text = text.lower()  # what folding does to ASCII words
-            words = patterns.find_words(text)
+            found = list(patterns.iter_words(text.lower()))  # lower() is what folding does to ASCII words
+            words = list(map(_group, found))
         elif patterns.find_spaceless(text) is None:
-            words = list(map(self._folds.__getitem__, patterns.find_words(text)))
+            found = list(patterns.iter_words(text))
+            words = list(map(self._folds.__getitem__, map(_group, found)))
         else:
             return None
         if len(words) * HARD_GAP > MAX_POSITION:
             return None
-        return words, list(map(_span, patterns.iter_words(text)))
+        return words, list(map(_span, found))
 
     def is_sentence_break(self, separators: str) -> bool:
         """Whether the separators between two words end a sentence (the next word is 8 positions on)."""

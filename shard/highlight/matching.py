@@ -153,17 +153,13 @@ class MatchFinder:
         self.matches_nothing = self._needles is None
         """Placeholder searches: highlighting and match positions can skip tokenising altogether."""
 
-    def rules_out(self, text: str) -> bool:
-        """Whether a quick look shows that ``text`` holds no match (False when it cannot tell).
+    def texts_that_may_match(self, texts: Sequence[str]) -> list[int]:
+        """Indices of the ``texts`` (all ASCII) in which a needle is found, from one search over them all:
+        of a hit's few dozen texts (title, overview, cast names), few match.
 
         An ASCII text's words fold to slices of ``text.lower()``: if no needle is found in it, no word
         matches.
         """
-        return text.isascii() and (self._needles is None or self._needles.search(text.lower()) is None)
-
-    def texts_that_may_match(self, texts: Sequence[str]) -> list[int]:
-        """Indices of the ``texts`` (ASCII, as ``rules_out`` needs) that it does not rule out, from one
-        search over them all: of a hit's few dozen texts (title, overview, cast names), few match."""
         if self._needles is None:
             return []
         ends = list(accumulate(len(text) + 1 for text in texts))
@@ -171,19 +167,15 @@ class MatchFinder:
         return sorted({bisect_right(ends, start) for start in starts})
 
     def may_match(self, text: str, locales: tuple[str, ...]) -> bool:
-        """Whether ``text`` can hold a match; False lets a text be shown as is without tokenising it.
+        """Whether a text ``texts_that_may_match`` kept, or could not take (not ASCII), can hold a match;
+        False lets it be shown as is without tokenising it.
 
-        Most values of a hit (cast names, genres, long overviews) match nothing. ``rules_out`` settles
-        ASCII texts; a needle found at word edges in one almost always is a match. Otherwise the
-        indexing path (``index_text``, regular expressions in C) finds the words several times faster
-        than the full token stream with offsets that highlighting needs, and gives the same
-        normalised words.
+        A needle found at word edges in an ASCII text almost always is a match. Otherwise the indexing
+        path (``index_text``, regular expressions in C) finds the words several times faster than the
+        full token stream with offsets that highlighting needs, and gives the same normalised words.
         """
-        if text.isascii():
-            if self.rules_out(text):
-                return False
-            if self._bounded:
-                return True
+        if text.isascii() and self._bounded:
+            return True
         if not self._screens:
             return True
         words, _, _ = self._analyzer.index_text(text, locales)
