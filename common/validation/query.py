@@ -18,7 +18,7 @@ from common.validation.body import Check
 from common.validation.describe import did_you_mean, ticked
 
 STAR: Final = "*"
-"""Returned for a list parameter given as ``*`` ("no filter" / "everything") when the param allows it."""
+"""Returned for a parameter given as ``*`` ("no filter" / "everything") when the param allows it."""
 
 # Rust's unsigned `from_str`: ASCII digits with an optional leading `+`, nothing else (no spaces, no `_`).
 _UNSIGNED = re.compile(r"\+?[0-9]+")
@@ -45,7 +45,8 @@ class Param:
     choices: tuple[str, ...] = ()
     """Allowed values of a STRING parameter, in the order the error message lists them."""
     star: bool = False
-    """For lists: a ``*`` item makes the whole value ``STAR``."""
+    """For lists, a ``*`` item makes the whole value ``STAR``; for strings, the exact value ``*`` does
+    (task date bounds: ``*`` = no bound)."""
     maximum: int = _USIZE_MAX
     """Largest accepted integer (e.g. 2**32 - 1 for task uids); larger ones fail to parse, as in Rust."""
     check: Check | None = None
@@ -58,8 +59,8 @@ class Param:
                 raise ValueError(f"unknown error code {code!r}")
         if self.choices and self.kind is not QueryKind.STRING:
             raise ValueError("`choices` only applies to QueryKind.STRING")
-        if self.star and self.kind not in (QueryKind.STRING_LIST, QueryKind.INTEGER_LIST):
-            raise ValueError("`star` only applies to list kinds")
+        if self.star and self.kind not in (QueryKind.STRING, QueryKind.STRING_LIST, QueryKind.INTEGER_LIST):
+            raise ValueError("`star` only applies to strings and lists")
 
 
 class QuerySchema:
@@ -109,6 +110,8 @@ def _parse(name: str, param: Param, raw: str) -> Any:
         for value in values:
             _check(name, param, value)
         return values
+    if param.star and raw == STAR:
+        return STAR
     parsed: Any = raw
     if kind is QueryKind.POSITIVE_INTEGER:
         parsed = _integer(name, param, raw)

@@ -62,7 +62,7 @@ def _ticks(values: tuple[str, ...]) -> str:
 
 def _date_param(name: str) -> Param:
     snake = "".join(f"_{c.lower()}" if c.isupper() else c for c in name)
-    return Param(QueryKind.STRING, code=f"invalid_task_{snake}", check=_date_check)
+    return Param(QueryKind.STRING, code=f"invalid_task_{snake}", star=True, check=_date_check)
 
 
 _FILTERS: dict[str, Param] = {

@@ -229,3 +229,49 @@ def test_started_and_finished_date_filters(queue: RunningCluster) -> None:
         assert [
             t["uid"] for t in _tasks(queue, indexUids="dated", **{f"after{name}": "2000-01-01"})["results"]
         ] == [task["uid"]]
+
+
+_DATE_BOUNDS = (
+    "beforeEnqueuedAt",
+    "afterEnqueuedAt",
+    "beforeStartedAt",
+    "afterStartedAt",
+    "beforeFinishedAt",
+    "afterFinishedAt",
+)
+
+
+@pytest.mark.parametrize("bound", _DATE_BOUNDS)
+def test_star_date_bound_is_no_bound(queue: RunningCluster, bound: str) -> None:
+    task = wait_task(queue, client_for(queue).index("starred").add_documents([{"id": 1}]).task_uid)
+    listed = _tasks(queue, indexUids="starred", **{bound: "*"})
+    assert task["uid"] in [t["uid"] for t in listed["results"]]
+    assert listed["total"] == _tasks(queue, indexUids="starred")["total"]
+    batches = httpx.get(f"{queue.url}/batches", params={bound: "*", "uids": task["uid"]})
+    assert batches.status_code == 200, batches.text
+    assert [b["uid"] for b in batches.json()["results"]] == [task["batchUid"]]
+    deletion = httpx.delete(f"{queue.url}/tasks", params={"uids": task["uid"], bound: "*"})
+    assert deletion.status_code == 200, deletion.text
+    assert wait_task(queue, deletion.json()["taskUid"])["details"]["deletedTasks"] == 1
+
+
+def test_a_star_date_bound_alone_is_a_filter_for_cancel(queue: RunningCluster) -> None:
+    response = httpx.post(f"{queue.url}/tasks/cancel?afterEnqueuedAt=*")
+    assert response.status_code == 200, response.text
+    cancel = wait_task(queue, response.json()["taskUid"])
+    assert cancel["status"] == "succeeded"
+    assert cancel["details"]["originalFilter"] == "?afterEnqueuedAt=*"
+    assert cancel["details"]["matchedTasks"] >= 1
+
+
+@pytest.mark.parametrize("value", [" *", "**", "*,2020-01-01"])
+def test_star_date_bound_is_exact(queue: RunningCluster, value: str) -> None:
+    response = httpx.get(f"{queue.url}/tasks", params={"afterEnqueuedAt": value})
+    assert response.status_code == 400
+    assert response.json() == {
+        "message": f"Invalid value in parameter `afterEnqueuedAt`: `{value}` is an invalid date-time. It should"
+        " follow the YYYY-MM-DD or RFC 3339 date-time format.",
+        "code": "invalid_task_after_enqueued_at",
+        "type": "invalid_request",
+        "link": "https://docs.meilisearch.com/errors#invalid_task_after_enqueued_at",
+    }
