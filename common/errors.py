@@ -181,6 +181,12 @@ def _ticked(values: Iterable[str]) -> str:
     return ", ".join(f"`{value}`" for value in values)
 
 
+def index_prefix(index_uid: str | None) -> str:
+    """``Index `uid`: `` opening search and task errors about an index's settings; document reads
+    (``index_uid`` None) name no index, as in the reference."""
+    return "" if index_uid is None else f"Index `{index_uid}`: "
+
+
 def index_not_found(uid: str) -> ApiError:
     return ApiError("index_not_found", f"Index `{uid}` not found.")
 

@@ -11,7 +11,7 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import Final, TypeAlias
 
-from common.errors import ParameterError
+from common.errors import ParameterError, index_prefix
 from common.filter.geo import bad_latitude, bad_longitude
 
 _RESERVED: Final = frozenset(
@@ -104,16 +104,17 @@ def check_sort(
     ranking_rules: Sequence[str] | None,
     sortable: Collection[str],
     displayed: Sequence[str],
-    index_uid: str,
+    index_uid: str | None,
 ) -> None:
     """Every criterion must be sortable (``_geo`` for geo sorts) and, for a search, the index rank by
-    ``sort``; ``ranking_rules`` is None for document reads, which sort by the criteria alone."""
+    ``sort``; ``ranking_rules`` is None for document reads, which sort by the criteria alone.
+    ``index_uid`` opens the messages (None: no prefix, see ``index_prefix``)."""
     if not criteria:
         return
     if ranking_rules is not None and "sort" not in ranking_rules:
         raise SortError(
-            f"Index `{index_uid}`: You must specify where `sort` is listed in the rankingRules setting to use"
-            " the sort parameter at search time."
+            f"{index_prefix(index_uid)}You must specify where `sort` is listed in the rankingRules setting to"
+            " use the sort parameter at search time."
         )
     for criterion in criteria:
         if isinstance(criterion, GeoSort):
@@ -123,7 +124,7 @@ def check_sort(
             allowed = any(field == name or field.startswith(name + ".") for name in sortable)
         if not allowed:
             available = _available(sortable, displayed)
-            raise SortError(f"Index `{index_uid}`: Attribute `{field}` is not sortable. {available}")
+            raise SortError(f"{index_prefix(index_uid)}Attribute `{field}` is not sortable. {available}")
 
 
 def _available(sortable: Collection[str], displayed: Sequence[str]) -> str:

@@ -134,7 +134,7 @@ class ShardStore:
                 yield None
                 return
             settings, state = load_settings(self.env, txn, index_id), load_state(self.env, txn, index_id)
-            scope = FilterScope(self.env, txn, index_id, index_uid, settings, state, (self.cache, generation))
+            scope = FilterScope(self.env, txn, index_id, None, settings, state, (self.cache, generation))
             yield scope, filter_documents(scope, filter_, code="invalid_document_filter", features=features)
 
     def search(

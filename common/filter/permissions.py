@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, TypeAlias
 
-from common.errors import ApiError
+from common.errors import ApiError, index_prefix
 from common.filter.ast import (
     And,
     Between,
@@ -93,11 +93,13 @@ def matching_rule(rules: Sequence[Rule], field: str) -> tuple[int, Features] | N
 def check_filter(
     tree: Filter,
     rules: Sequence[Rule],
-    index_uid: str,
+    index_uid: str | None,
     *,
     field_exists: Callable[[str], bool] | None = None,
 ) -> None:
     """Raise the FilterError the reference gives ``tree`` on this index, if any.
+
+    ``index_uid`` opens the messages (search and task errors); None for document reads, which name none.
 
     ``field_exists`` tells whether some document has the field: the reference checks operators only on
     fields it knows (an unknown field matches nothing); without it every field is taken as known.
@@ -161,7 +163,15 @@ def _fields(tree: Filter) -> Iterator[Token]:
             yield field
 
 
-def _check_operator(node: Compare | Between | In, rules: Sequence[Rule], index_uid: str) -> None:
+class OperatorNotAllowed(FilterError):
+    """An operator the field's rule does not allow: ``invalid_search_filter`` on every route, document
+    reads and delete-by-filter tasks included (search.md §4.4; the reference answers so)."""
+
+    def api_error(self, code: str) -> ApiError:
+        return ApiError("invalid_search_filter", self.message)
+
+
+def _check_operator(node: Compare | Between | In, rules: Sequence[Rule], index_uid: str | None) -> None:
     match = matching_rule(rules, node.field.text)
     if match is None:
         return
@@ -180,8 +190,8 @@ def _check_operator(node: Compare | Between | In, rules: Sequence[Rule], index_u
         if features.comparison:
             return
     field = node.field.text
-    raise FilterError(
-        f"Index `{index_uid}`: Filter operator `{op}` is not allowed for the attribute `{field}`.\n"
+    raise OperatorNotAllowed(
+        f"{index_prefix(index_uid)}Filter operator `{op}` is not allowed for the attribute `{field}`.\n"
         f"  - Note: allowed operators: {', '.join(features.operators())}.\n"
         f"  - Note: field `{field}` matched rule #{index} in `filterableAttributes`\n"
         f"  - Hint: enable {needs} in rule #{index} by modifying the features.filter object\n"
@@ -197,12 +207,12 @@ def filterable_patterns(rules: Sequence[Rule]) -> list[str]:
     )
 
 
-def _not_filterable(attribute: str, span: Span, rules: Sequence[Rule], index_uid: str) -> FilterError:
+def _not_filterable(attribute: str, span: Span, rules: Sequence[Rule], index_uid: str | None) -> FilterError:
     patterns = filterable_patterns(rules)
     available = (
         "Available filterable attribute patterns are: " + ", ".join(f"`{p}`" for p in patterns) + "."
         if patterns
         else "This index does not have configured filterable attributes."
     )
-    sentence = f"Index `{index_uid}`: Attribute `{attribute}` is not filterable. {available}"
+    sentence = f"{index_prefix(index_uid)}Attribute `{attribute}` is not filterable. {available}"
     return FilterError(located(sentence, span))

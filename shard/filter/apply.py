@@ -32,7 +32,9 @@ class FilterScope:
     env: StoreEnv
     txn: Txn
     index_id: int
-    index_uid: str
+    index_uid: str | None
+    """The index named in filter errors: search and delete-by-filter tasks name it, document reads
+    (None) do not, as in the reference."""
     settings: Settings
     state: IndexState
     cached: CacheRef | None = None

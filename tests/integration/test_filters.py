@@ -261,10 +261,21 @@ def test_fetch_documents_with_filter_ids_and_paging(cluster: RunningCluster) -> 
 
 def test_document_filter_errors(cluster: RunningCluster) -> None:
     assert_error(fetch(cluster, "movies", {"filter": "title &"}), "invalid_document_filter")
-    assert_error(
+    # Unlike search and task errors, document reads name no index (the reference's message).
+    not_filterable = (
+        "Attribute `many` is not filterable. Available filterable attribute patterns are: `available`,"
+        " `director`, `genres`, `id`, `missing`, `rating`, `tags`, `title`, `year`.\n1:5 many = 1"
+    )
+    for response in (
         documents(cluster, "movies", filter="many = 1"),
-        "invalid_document_filter",
-        prefix="Index `movies`: Attribute `many` is not filterable.",
+        fetch(cluster, "movies", {"filter": "many = 1"}),
+    ):
+        assert_error(response, "invalid_document_filter", not_filterable)
+    # A forbidden operator is `invalid_search_filter` whatever the route (search.md §4.4).
+    assert_error(
+        fetch(cluster, "movies", {"filter": "id > 1"}),
+        "invalid_search_filter",
+        prefix="Filter operator `>` is not allowed for the attribute `id`.\n",
     )
 
 
@@ -307,6 +318,10 @@ def test_delete_by_filter_errors(cluster: RunningCluster) -> None:
     assert task["status"] == "failed", task
     assert task["error"]["code"] == "invalid_document_filter"
     assert task["error"]["message"].startswith("Index `movies`: Attribute `many` is not filterable.")
+    response = httpx.post(url, json={"filter": "id > 1"})
+    task = wait_task(cluster, response.json()["taskUid"])
+    assert task["error"]["code"] == "invalid_search_filter"
+    assert task["error"]["message"].startswith("Index `movies`: Filter operator `>` is not allowed")
     assert task["details"]["deletedDocuments"] == 0
     response = httpx.post(f"{cluster.url}/indexes/nope/documents/delete", json={"filter": "a = 1"})
     assert wait_task(cluster, response.json()["taskUid"])["error"]["code"] == "index_not_found"

@@ -146,7 +146,7 @@ def test_ids_fields_and_stored_fields(clusters: tuple[RunningCluster, RunningClu
 
 
 NOT_SORTABLE = (
-    "Index `items`: Attribute `title` is not sortable. Available sortable attributes are:"
+    "Attribute `title` is not sortable. Available sortable attributes are:"
     " `_geo, brand, price, rating, <..hidden-attributes>`."
 )
 SYNTAX = (

@@ -269,8 +269,8 @@ def test_star_date_bound_is_exact(queue: RunningCluster, value: str) -> None:
     response = httpx.get(f"{queue.url}/tasks", params={"afterEnqueuedAt": value})
     assert response.status_code == 400
     assert response.json() == {
-        "message": f"Invalid value in parameter `afterEnqueuedAt`: `{value}` is an invalid date-time. It should"
-        " follow the YYYY-MM-DD or RFC 3339 date-time format.",
+        "message": f"Invalid value in parameter `afterEnqueuedAt`: `{value}` is an invalid date-time."
+        " It should follow the YYYY-MM-DD or RFC 3339 date-time format.",
         "code": "invalid_task_after_enqueued_at",
         "type": "invalid_request",
         "link": "https://docs.meilisearch.com/errors#invalid_task_after_enqueued_at",

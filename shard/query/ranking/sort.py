@@ -187,7 +187,7 @@ def query_sort(
             ranking_rules=rules,
             sortable=ctx.settings.get("sortableAttributes") or [],
             displayed=ctx.settings.get("displayedAttributes") or ["*"],
-            index_uid=ctx.index_uid,
+            index_uid=None if documents else ctx.index_uid,
         )
     except SortError as error:
         raise error.api_error("invalid_document_sort" if documents else "invalid_search_sort") from None
