@@ -93,7 +93,7 @@ class Guard:
         return FULL_ACCESS
 
     def _tenant(self, token: str, index_uid: str | None) -> TenantAccess | None:
-        """A verified tenant token, its own rules and expiry checked before its parent key (the
+        """A verified tenant token, its expiry then its own rules checked before its parent key (the
         reference's order); None when the token is not a tenant token."""
         tenant = self._tokens.get(token)
         # A changed or deleted parent key is another object in the ring (or none): verify again.
@@ -104,13 +104,13 @@ class Guard:
             if len(self._tokens) >= _TOKEN_CACHE_SIZE:
                 del self._tokens[next(iter(self._tokens))]
             self._tokens[token] = tenant
-        access = TenantAccess(tenant)
-        if index_uid is not None and not tenant.rules.allows(index_uid):
-            access.require_index(index_uid)
         if tenant.expires is not None and (now := int(time.time())) > tenant.expires:
             raise invalid_api_key(
                 f"Tenant token expired. Was valid up to `{tenant.expires}` and we're now `{now}`."
             )
+        access = TenantAccess(tenant)
+        if index_uid is not None and not tenant.rules.allows(index_uid):
+            access.require_index(index_uid)
         return access
 
 

@@ -128,6 +128,26 @@ def test_expired_tokens_are_refused(secured: RunningCluster, parent: dict[str, A
     assert re.fullmatch(r"Tenant token expired\. Was valid up to `\d+` and we're now `\d+`\.", message)
 
 
+@pytest.mark.parametrize(
+    ("rules", "index"),
+    [(["movies"], "movies"), (["movies"], "books"), (["*"], "outside-the-parent-key")],
+)
+def test_expiry_is_checked_before_the_indexes(
+    secured: RunningCluster, parent: dict[str, Any], rules: list[str], index: str
+) -> None:
+    expired = int(time.time()) - 100
+    claims = {"apiKeyUid": parent["uid"], "searchRules": rules, "exp": expired}
+    token = jwt.encode(claims, parent["key"], algorithm="HS256")
+    before = int(time.time())
+    message = _refusal(_search(secured, token, index))
+    match = re.fullmatch(r"Tenant token expired\. Was valid up to `(\d+)` and we're now `(\d+)`\.", message)
+    assert match is not None, message
+    assert int(match[1]) == expired and before <= int(match[2]) <= int(time.time())
+    queries = {"queries": [{"indexUid": index, "q": "red"}]}
+    multi = httpx.post(f"{secured.url}/multi-search", json=queries, headers=bearer(token))
+    assert _refusal(multi).startswith("Tenant token expired.")
+
+
 def test_tokens_of_a_deleted_key_are_revoked(secured: RunningCluster) -> None:
     doomed = create_key(secured, actions=["search"], indexes=["*"])
     token = _token(secured, doomed, ["*"])
