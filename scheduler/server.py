@@ -24,6 +24,7 @@ from common.rpc.channels import aio_server
 from common.settings import public_settings
 from common.timefmt import format_datetime, now_ns
 from scheduler.batching import Limits
+from scheduler.compaction import compact, remove_leftovers
 from scheduler.executor import Executor
 from scheduler.features import FeatureCatalog
 from scheduler.keys import KeyCatalog
@@ -68,6 +69,7 @@ class SchedulerService(scheduler_pb2_grpc.SchedulerServicer):
         self.keys = keys
         self.features = features
         self._register_lock = asyncio.Lock()
+        self._compact_lock = asyncio.Lock()
 
     async def Health(
         self, request: health_pb2.HealthRequest, context: grpc.aio.ServicerContext
@@ -272,6 +274,38 @@ class SchedulerService(scheduler_pb2_grpc.SchedulerServicer):
     ) -> json_pb2.JsonReply:
         return _reply(self.features.update(orjson.loads(request.json)))
 
+    async def GetTaskDocuments(
+        self, request: json_pb2.JsonRequest, context: grpc.aio.ServicerContext
+    ) -> json_pb2.JsonReply:
+        """The stored payload as is (already a JSON array): only tasks not yet applied keep one."""
+        query = orjson.loads(request.json)
+        uid = query["uid"]
+        record = self.store.get_task(uid)
+        patterns = query.get("authorizedIndexes")
+        if record is None or (patterns is not None and uid not in visible_tasks(self.store, patterns)):
+            return _error(ApiError("task_not_found", f"Task `{uid}` not found."))
+        # A processing task is stored as enqueued (processing is the executor's overlay).
+        if record["type"] != "documentAdditionOrUpdate" or record["status"] != ENQUEUED:
+            return _error(
+                ApiError(
+                    "task_file_not_found",
+                    f"Task `{uid}` does not contain any documents. Only `documentAdditionOrUpdate` tasks"
+                    " with the statuses `enqueued` or `processing` contain documents",
+                )
+            )
+        return json_pb2.JsonReply(json=self.store.get_payload(uid) or b"[]")
+
+    async def CompactTaskQueue(
+        self, request: json_pb2.JsonRequest, context: grpc.aio.ServicerContext
+    ) -> json_pb2.JsonReply:
+        async with self._compact_lock:
+            try:
+                done = await compact(self.store)
+            except (lmdb.Error, OSError) as error:
+                log.error("task store compaction failed", exc_info=error)
+                return _reply({"errorMessage": str(error)})
+        return _reply({"preSize": done.pre_size, "postSize": done.post_size})
+
 
 def _answer(call: Callable[[], Any]) -> json_pb2.JsonReply:
     try:
@@ -304,6 +338,7 @@ async def serve(config: Config) -> None:
     layout = DataLayout(config.db_path)
     layout.create()
     store = SchedulerStore(layout.scheduler_dir)
+    remove_leftovers(store)
     shards = ShardClients(layout, config.shards)
     limits = Limits(
         config.experimental_max_number_of_batched_tasks, config.experimental_limit_batched_tasks_total_size

@@ -9,6 +9,7 @@ runtime experimental features are one record of the meta table.
 
 from __future__ import annotations
 
+import os
 import struct
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -19,6 +20,8 @@ import lmdb
 import orjson
 import zstandard
 from pyroaring import BitMap
+
+from common.fsync import fsync_path
 
 _U32 = struct.Struct(">I")
 _MAP_SIZE = 1 << 36
@@ -117,7 +120,17 @@ def new_index_record(uid: str, now: int, primary_key: str | None = None) -> dict
 class SchedulerStore:
     def __init__(self, path: Path) -> None:
         path.mkdir(parents=True, exist_ok=True)
-        self.env = lmdb.open(str(path), map_size=_MAP_SIZE, max_dbs=8, sync=True, metasync=True)
+        self.path = path
+        self._open()
+        self.compressor = zstandard.ZstdCompressor(level=3)
+        self.decompressor = zstandard.ZstdDecompressor()
+        self._bitmaps: dict[str, BitMap] = {}
+        with self.env.begin(db=self.bitmaps_db) as txn:
+            for name, raw in txn.cursor():
+                self._bitmaps[name.decode()] = BitMap.deserialize(raw)
+
+    def _open(self) -> None:
+        self.env = lmdb.open(str(self.path), map_size=_MAP_SIZE, max_dbs=8, sync=True, metasync=True)
         self.tasks_db = self.env.open_db(b"tasks")
         self.payloads_db = self.env.open_db(b"payloads")
         self.batches_db = self.env.open_db(b"batches")
@@ -125,12 +138,21 @@ class SchedulerStore:
         self.meta_db = self.env.open_db(b"meta")
         self.bitmaps_db = self.env.open_db(b"bitmaps")
         self.keys_db = self.env.open_db(b"keys")
-        self.compressor = zstandard.ZstdCompressor(level=3)
-        self.decompressor = zstandard.ZstdDecompressor()
-        self._bitmaps: dict[str, BitMap] = {}
-        with self.env.begin(db=self.bitmaps_db) as txn:
-            for name, raw in txn.cursor():
-                self._bitmaps[name.decode()] = BitMap.deserialize(raw)
+
+    @property
+    def data_file(self) -> Path:
+        return self.path / "data.mdb"
+
+    def replace_data(self, copy: Path) -> None:
+        """Swap in ``copy``, a durable copy of this environment holding every committed transaction
+        (``scheduler/compaction.py``). Called on the event loop with no transaction open, so nothing
+        can commit between the copy's check and the swap; the bitmaps in memory stay valid as is."""
+        self.env.close()
+        try:
+            os.replace(copy, self.data_file)
+            fsync_path(self.path)
+        finally:
+            self._open()  # on the copy, or on the untouched store if the rename failed
 
     def close(self) -> None:
         self.env.close()

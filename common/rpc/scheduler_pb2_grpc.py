@@ -116,6 +116,16 @@ class SchedulerStub:
                 request_serializer=common_dot_rpc_dot_json__pb2.JsonRequest.SerializeToString,
                 response_deserializer=common_dot_rpc_dot_json__pb2.JsonReply.FromString,
                 _registered_method=True)
+        self.GetTaskDocuments = channel.unary_unary(
+                '/sift.v1.Scheduler/GetTaskDocuments',
+                request_serializer=common_dot_rpc_dot_json__pb2.JsonRequest.SerializeToString,
+                response_deserializer=common_dot_rpc_dot_json__pb2.JsonReply.FromString,
+                _registered_method=True)
+        self.CompactTaskQueue = channel.unary_unary(
+                '/sift.v1.Scheduler/CompactTaskQueue',
+                request_serializer=common_dot_rpc_dot_json__pb2.JsonRequest.SerializeToString,
+                response_deserializer=common_dot_rpc_dot_json__pb2.JsonReply.FromString,
+                _registered_method=True)
 
 
 class SchedulerServicer:
@@ -237,6 +247,23 @@ class SchedulerServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def GetTaskDocuments(self, request, context):
+        """Experimental task routes (core.md §3.4.6).
+        {"uid", "authorizedIndexes"?} -> the documents (a JSON array) of an enqueued or processing
+        documentAdditionOrUpdate; task_not_found, task_file_not_found otherwise
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def CompactTaskQueue(self, request, context):
+        """{} -> {"preSize", "postSize"} in bytes: the task store rewritten without its free pages and swapped
+        in while the scheduler keeps running (scheduler/compaction.py)
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_SchedulerServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -317,6 +344,16 @@ def add_SchedulerServicer_to_server(servicer, server):
             ),
             'UpdateFeatures': grpc.unary_unary_rpc_method_handler(
                     servicer.UpdateFeatures,
+                    request_deserializer=common_dot_rpc_dot_json__pb2.JsonRequest.FromString,
+                    response_serializer=common_dot_rpc_dot_json__pb2.JsonReply.SerializeToString,
+            ),
+            'GetTaskDocuments': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetTaskDocuments,
+                    request_deserializer=common_dot_rpc_dot_json__pb2.JsonRequest.FromString,
+                    response_serializer=common_dot_rpc_dot_json__pb2.JsonReply.SerializeToString,
+            ),
+            'CompactTaskQueue': grpc.unary_unary_rpc_method_handler(
+                    servicer.CompactTaskQueue,
                     request_deserializer=common_dot_rpc_dot_json__pb2.JsonRequest.FromString,
                     response_serializer=common_dot_rpc_dot_json__pb2.JsonReply.SerializeToString,
             ),
@@ -751,6 +788,60 @@ class Scheduler:
             request,
             target,
             '/sift.v1.Scheduler/UpdateFeatures',
+            common_dot_rpc_dot_json__pb2.JsonRequest.SerializeToString,
+            common_dot_rpc_dot_json__pb2.JsonReply.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetTaskDocuments(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/sift.v1.Scheduler/GetTaskDocuments',
+            common_dot_rpc_dot_json__pb2.JsonRequest.SerializeToString,
+            common_dot_rpc_dot_json__pb2.JsonReply.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def CompactTaskQueue(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/sift.v1.Scheduler/CompactTaskQueue',
             common_dot_rpc_dot_json__pb2.JsonRequest.SerializeToString,
             common_dot_rpc_dot_json__pb2.JsonReply.FromString,
             options,

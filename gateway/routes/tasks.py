@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
+import orjson
 from sanic import Blueprint, HTTPResponse, Request
+from sanic.response import raw
 
 from common.errors import ApiError, invalid_index_uid
 from common.timefmt import parse_filter_date
@@ -155,6 +157,59 @@ async def cancel_tasks(request: Request) -> HTTPResponse:
 @bp.delete("/tasks", ctx_action="tasks.delete")
 async def delete_tasks(request: Request) -> HTTPResponse:
     return await _bulk(request, "taskDeletion", "delete", "deletedTasks")
+
+
+_TASK_DOCUMENTS_OFF = (
+    "Getting the documents of an enqueued task requires enabling the `get task documents route` experimental"
+    " feature. See https://github.com/orgs/meilisearch/discussions/808"
+)
+_COMPACTION_OFF = (
+    "Using the /tasks/compact route requires enabling the `task queue compaction route` experimental"
+    " feature. See https://github.com/orgs/meilisearch/discussions/883"
+)
+_SIZE_UNITS = ("B", "KiB", "MiB", "GiB", "TiB")
+
+
+def _require_feature(request: Request, feature: str, message: str) -> None:
+    """Checked before anything else of the request, as the reference does."""
+    if not request.app.ctx.features.enabled(feature):
+        raise ApiError("feature_not_enabled", message)
+
+
+@bp.get("/tasks/<task_uid:str>/documents", ctx_action="tasks.get")
+async def get_task_documents(request: Request, task_uid: str) -> HTTPResponse:
+    """The documents an enqueued or processing addition carries, one JSON object per line."""
+    _require_feature(request, "getTaskDocumentsRoute", _TASK_DOCUMENTS_OFF)
+    query = with_visibility(request, {"uid": _uid_path(task_uid, "invalid_task_uids", "Task")})
+    documents = await request.app.ctx.cluster.ask_scheduler("GetTaskDocuments", query)
+    body = b"".join(orjson.dumps(document) + b"\n" for document in documents)
+    return raw(body, content_type="application/x-ndjson")
+
+
+@bp.post("/tasks/compact", ctx_action="tasks.compact")
+async def compact_task_queue(request: Request) -> HTTPResponse:
+    """The task store compacted and swapped in while the cluster keeps running: unlike the reference,
+    no restart is needed afterwards, so ``actionRequired`` is null and ``/health`` stays available."""
+    _require_feature(request, "taskQueueCompactionRoute", _COMPACTION_OFF)
+    done = await request.app.ctx.cluster.ask_scheduler("CompactTaskQueue", {})
+    if "errorMessage" in done:
+        return json_response({"status": "failed", "errorMessage": done["errorMessage"]}, status=500)
+    return json_response(
+        {
+            "preSize": _human_size(done["preSize"]),
+            "postSize": _human_size(done["postSize"]),
+            "status": "succeeded",
+            "actionRequired": None,
+        }
+    )
+
+
+def _human_size(size: int) -> str:
+    """``276 KiB``, ``1.5 MiB``: binary units, at most two decimals, as the reference prints sizes."""
+    amount, unit = float(size), 0
+    while amount >= 1024 and unit < len(_SIZE_UNITS) - 1:
+        amount, unit = amount / 1024, unit + 1
+    return f"{amount:.2f}".rstrip("0").rstrip(".") + f" {_SIZE_UNITS[unit]}"
 
 
 @bp.get("/batches", ctx_action="tasks.get")

@@ -53,7 +53,7 @@ _INDEX_IN_BODY = {("POST", "indexes"), ("POST", "swap-indexes"), ("POST", "multi
 # Actions of routes without an index: only keys on every index may use them (core.md §3.6).
 _GLOBAL_ACTIONS = {
     "version", "keys.get", "keys.create", "keys.update", "keys.delete",
-    "experimental.get", "experimental.update",
+    "experimental.get", "experimental.update", "tasks.compact",
 }  # fmt: skip
 _CONCRETE_ACTIONS = sorted({route.action for route in ROUTES} - {"public"})
 CREDENTIALS = ("none", "wrong", "no_action", "other_index", "expired", "deleted", "tenant", "master")
