@@ -47,14 +47,20 @@ class FilterFeatures:
 
     contains_filter: bool = False
     multimodal: bool = False
+    foreign_keys: bool = False
 
     def params(self) -> dict[str, bool]:
-        return {"containsFilter": self.contains_filter, "multimodal": self.multimodal}
+        return {
+            "containsFilter": self.contains_filter,
+            "multimodal": self.multimodal,
+            "foreignKeys": self.foreign_keys,
+        }
 
     @classmethod
     def from_params(cls, params: Mapping[str, Any]) -> FilterFeatures:
-        """Absent keys are off (tasks registered before ``multimodal`` travelled lack it)."""
-        return cls(bool(params.get("containsFilter")), bool(params.get("multimodal")))
+        """Absent keys are off (tasks registered before a feature travelled lack it)."""
+        flags = (params.get(name) for name in ("containsFilter", "multimodal", "foreignKeys"))
+        return cls(*(bool(flag) for flag in flags))
 
 
 NO_FEATURES = FilterFeatures()

@@ -41,4 +41,6 @@ class RuntimeFeatures:
         return name in self._launched or bool(self._runtime[name])
 
     def filters(self) -> FilterFeatures:
-        return FilterFeatures(self.enabled("containsFilter"), self.enabled("multimodal"))
+        return FilterFeatures(
+            self.enabled("containsFilter"), self.enabled("multimodal"), self.enabled("foreignKeys")
+        )

@@ -141,6 +141,15 @@ class GeoPolygon:
 
 
 @dataclass(frozen=True, slots=True)
+class Foreign:
+    """``_foreign(field, condition)`` (experimental feature ``foreignKeys``): documents whose ``field``
+    holds the id of a document of the field's foreign index that matches ``condition``."""
+
+    field: Token
+    condition: Filter
+
+
+@dataclass(frozen=True, slots=True)
 class Not:
     child: Filter
 
@@ -157,6 +166,6 @@ class Or:
 
 Condition: TypeAlias = (
     Compare | Between | In | Exists | IsNull | IsEmpty | Contains | StartsWith | VectorsExists
-    | GeoRadius | GeoBoundingBox | GeoPolygon
+    | GeoRadius | GeoBoundingBox | GeoPolygon | Foreign
 )
 Filter: TypeAlias = Condition | Not | And | Or

@@ -19,6 +19,7 @@ from common.filter.ast import (
     Contains,
     Exists,
     Filter,
+    Foreign,
     In,
     IsEmpty,
     IsNull,
@@ -39,6 +40,7 @@ _NOTHING: Final = object()
 _Parsed: TypeAlias = tuple[Filter, int]
 _Rule: TypeAlias = Callable[[int, int], _Parsed]
 
+_FOREIGN: Final = "_foreign("
 _COMPARISONS: Final[tuple[CompareOp, ...]] = ("<=", ">=", "!=", "<", ">", "=")
 _COMPARISON_STARTS: Final = frozenset("<>!=")
 _GEO: Final[dict[str, Callable[[str, int, int], _Parsed]]] = {
@@ -197,6 +199,8 @@ class _Parser:
             vectors = parse_vectors(text, start) if text.startswith("_vectors", start) else None
             if vectors is not None:
                 return vectors
+            if text.startswith(_FOREIGN, start):
+                return self._foreign(start + len(_FOREIGN), depth + 1)
         try:
             field, after = read_value(text, pos)
         except Miss as miss:
@@ -207,6 +211,34 @@ class _Parser:
         if condition is None:
             raise self._invalid_primary(pos)
         return condition
+
+    def _foreign(self, pos: int, depth: int) -> _Parsed:
+        """After ``_foreign(``: ``field , expression )``, all committed."""
+        text = self.text
+        try:
+            field, after = read_value(text, pos)
+        except Miss:
+            raise self._bad_foreign(pos) from None
+        if text[after:after + 1] != ",":
+            raise self._bad_foreign(after)
+        try:
+            condition, end = self._or(skip_ws(text, after + 1), depth + 1)
+        except FilterError:
+            raise self._bad_foreign(self.length, found="") from None
+        end = skip_ws(text, end)
+        if text[end:end + 1] != ")":
+            raise self._bad_foreign(end)
+        return Foreign(field, condition), skip_ws(text, end + 1)
+
+    def _bad_foreign(self, pos: int, found: str | None = None) -> FilterError:
+        rest = escape_debug(self.text[pos:]) if found is None else found
+        return syntax_error(
+            self.text,
+            "Was expecting a field name and an condition inside `_foreign(..)` filter but instead found"
+            f" `{rest}`.",
+            pos,
+            self.length,
+        )
 
     def _invalid_primary(self, pos: int) -> FilterError:
         fragment = self.text[pos:]

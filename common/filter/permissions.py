@@ -19,6 +19,7 @@ from common.filter.ast import (
     Compare,
     Contains,
     Filter,
+    Foreign,
     GeoBoundingBox,
     GeoPolygon,
     GeoRadius,
@@ -119,12 +120,24 @@ def check_filter(
             raise _not_filterable("_geojson", node.span, rules, index_uid)
 
 
-def check_experimental(tree: Filter, *, contains_filter: bool, multimodal: bool) -> None:
-    """``feature_not_enabled``: ``CONTAINS`` needs ``containsFilter``, ``_vectors`` needs ``multimodal``.
+def check_experimental(
+    tree: Filter, *, contains_filter: bool, multimodal: bool, foreign_keys: bool = False
+) -> None:
+    """``feature_not_enabled``: ``CONTAINS`` needs ``containsFilter``, ``_vectors`` needs ``multimodal``,
+    ``_foreign(..)`` needs ``foreignKeys``.
 
     ``STARTS WITH`` is not gated (search.md §4.3).
     """
     for node in _conditions(tree):
+        if isinstance(node, Foreign) and not foreign_keys:
+            raise ApiError(
+                "feature_not_enabled",
+                located(
+                    "using a foreign filter requires enabling the `foreign_keys` experimental feature. See"
+                    " https://github.com/orgs/meilisearch/discussions/873",
+                    node.field.span,
+                ),
+            )
         if isinstance(node, Contains) and not contains_filter and node.keyword is not None:
             raise ApiError(
                 "feature_not_enabled",
@@ -157,8 +170,9 @@ def _conditions(tree: Filter) -> Iterator[Filter]:
 
 
 def _fields(tree: Filter) -> Iterator[Token]:
+    """Fields the index's own rules must allow (a ``_foreign`` field is a key into another index)."""
     for node in _conditions(tree):
-        field = getattr(node, "field", None)
+        field = None if isinstance(node, Foreign) else getattr(node, "field", None)
         if isinstance(field, Token):
             yield field
 

@@ -6,6 +6,7 @@ from common.settings.effective import effective_settings, mask_secret, public_se
 from common.settings.merge import merge_settings
 from common.settings.model import (
     EXPERIMENTAL_SETTINGS,
+    FOREIGN_KEYS,
     SETTINGS_KEYS,
     SUB_ROUTES,
     ExperimentalSetting,
@@ -17,6 +18,7 @@ from common.settings.model import (
 from common.settings.validation import (
     SettingsUpdate,
     feature_not_enabled,
+    foreign_keys_not_enabled,
     reset_all,
     validate_setting,
     validate_settings,
@@ -24,6 +26,7 @@ from common.settings.validation import (
 
 __all__ = [
     "EXPERIMENTAL_SETTINGS",
+    "FOREIGN_KEYS",
     "SETTINGS_KEYS",
     "SUB_ROUTES",
     "ExperimentalSetting",
@@ -34,6 +37,7 @@ __all__ = [
     "default_settings",
     "effective_settings",
     "feature_not_enabled",
+    "foreign_keys_not_enabled",
     "mask_secret",
     "merge_settings",
     "public_settings",

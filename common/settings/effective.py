@@ -5,7 +5,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from common.settings.model import NESTED_KEYS, Settings, UserSettings, default_settings
+from common.settings.model import FOREIGN_KEYS, NESTED_KEYS, Settings, UserSettings, default_settings
 
 _REPLACED_WHOLE = frozenset({"sortFacetValuesBy"})
 """Nested values that a user replaces as a whole rather than field by field."""
@@ -35,10 +35,16 @@ def _overlay(defaults: dict[str, Any], user: dict[str, Any]) -> dict[str, Any]:
 
 
 def public_settings(user: UserSettings) -> Settings:
-    """Effective settings as GET shows them: embedder API keys masked."""
+    """Effective settings as GET shows them: embedder API keys masked, and ``foreignKeys`` after
+    ``sortableAttributes`` (the gateway drops it while its feature is off)."""
     settings = effective_settings(user)
     settings["embedders"] = mask_embedders(settings["embedders"])
-    return settings
+    shown: Settings = {}
+    for key, value in settings.items():
+        shown[key] = value
+        if key == "sortableAttributes":
+            shown[FOREIGN_KEYS.key] = copy.deepcopy(user.get(FOREIGN_KEYS.key, []))
+    return shown
 
 
 def mask_embedders(embedders: dict[str, Any] | None) -> dict[str, Any] | None:

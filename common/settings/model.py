@@ -112,8 +112,14 @@ class ExperimentalSetting(NamedTuple):
     feature: str
 
 
-EXPERIMENTAL_SETTINGS: Final = (
-    ExperimentalSetting("chat", "chat", "PATCH", "chatCompletions"),
-    ExperimentalSetting("foreign-keys", "foreignKeys", "PUT", "foreignKeys"),
-)
+EXPERIMENTAL_SETTINGS: Final = (ExperimentalSetting("chat", "chat", "PATCH", "chatCompletions"),)
 """Settings of experimental features Sift does not offer: known, so that they get a clear error."""
+
+FOREIGN_KEYS: Final = SubRoute("foreign-keys", "foreignKeys", "PUT")
+"""``foreignKeys`` (experimental feature ``foreignKeys``): ``[{"foreignIndexUid", "fieldName"}]``,
+default ``[]``. Stored and echoed like the other settings, but set to a value only with the feature on,
+and listed by GET /settings (after ``sortableAttributes``) only then. Shards never receive it: it is
+not one of the 20 effective settings."""
+
+UPDATE_ORDER: Final = (*SETTINGS_KEYS[:4], FOREIGN_KEYS.key, *SETTINGS_KEYS[4:])
+"""Keys of a settings update (and its task details) in the reference's order."""

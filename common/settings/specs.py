@@ -159,6 +159,18 @@ _LOCALIZED_RULE = Spec(
     ),
 )
 
+_FOREIGN_KEY = Spec(
+    Kind.OBJECT,
+    schema=Schema(
+        {
+            "foreignIndexUid": Spec(Kind.STRING, required=True),
+            "fieldName": Spec(Kind.STRING, required=True),
+        }
+    ),
+)
+FOREIGN_KEYS_SPEC: Final = Spec(Kind.ARRAY, code="invalid_settings_foreign_keys", items=_FOREIGN_KEY)
+"""Any strings are accepted, as the reference does: the index and field are not checked."""
+
 SETTING_SPECS: Final[dict[str, Spec]] = {
     "displayedAttributes": _strings("invalid_settings_displayed_attributes"),
     "searchableAttributes": _strings("invalid_settings_searchable_attributes"),

@@ -15,47 +15,62 @@ from collections.abc import Callable
 from typing import Any, Final
 
 from common.errors import ApiError
-from common.settings.model import EXPERIMENTAL_SETTINGS, SETTINGS_KEYS, ExperimentalSetting
-from common.settings.specs import SETTING_SPECS
+from common.settings.model import (
+    EXPERIMENTAL_SETTINGS,
+    FOREIGN_KEYS,
+    UPDATE_ORDER,
+    ExperimentalSetting,
+)
+from common.settings.specs import FOREIGN_KEYS_SPEC, SETTING_SPECS
 from common.validation import Kind, Schema, Spec, validate
 
 SettingsUpdate = dict[str, Any]
 
-_EXPERIMENTAL_CODES: Final = {
-    "chat": "invalid_settings_index_chat",
-    "foreignKeys": "invalid_settings_foreign_keys",
-}
-_BODY_ORDER: Final = (*SETTINGS_KEYS[:4], "foreignKeys", *SETTINGS_KEYS[4:], "chat")
+_SPECS: Final = {**SETTING_SPECS, FOREIGN_KEYS.key: FOREIGN_KEYS_SPEC}
+_BODY_ORDER: Final = (*UPDATE_ORDER, "chat")
 """Field order of the reference's settings object, which "expected one of" lists follow."""
 
 _SETTINGS_BODY = Schema(
     {
-        name: dataclasses.replace(SETTING_SPECS[name], nullable=True)
-        if name in SETTING_SPECS
-        else Spec(Kind.ANY, code=_EXPERIMENTAL_CODES[name], nullable=True)
+        name: dataclasses.replace(_SPECS[name], nullable=True)
+        if name in _SPECS
+        else Spec(Kind.ANY, code="invalid_settings_index_chat", nullable=True)
         for name in _BODY_ORDER
     }
 )
 
 
 def validate_settings(body: Any) -> SettingsUpdate:
-    """The update of a ``PATCH /settings`` body, keyed in contract order."""
+    """The update of a ``PATCH /settings`` body, keyed in contract order.
+
+    A ``foreignKeys`` value is kept: whether its feature is on is the caller's check
+    (``foreign_keys_not_enabled``)."""
     fields = _SETTINGS_BODY.validate(body)
     for setting in EXPERIMENTAL_SETTINGS:
         if fields.pop(setting.key, None) is not None:
             raise feature_not_enabled(setting)
-    return {key: normalize(key, fields[key]) for key in SETTINGS_KEYS if key in fields}
+    return {key: normalize(key, fields[key]) for key in UPDATE_ORDER if key in fields}
 
 
 def validate_setting(key: str, body: Any) -> SettingsUpdate:
     """The update of a sub-route body (whose root is the setting's value; ``null`` resets it)."""
-    value = validate(dataclasses.replace(SETTING_SPECS[key], nullable=True), body)
+    value = validate(dataclasses.replace(_SPECS[key], nullable=True), body)
     return {key: normalize(key, value)}
 
 
 def reset_all() -> SettingsUpdate:
-    """``DELETE /settings``: every setting back to its default."""
-    return dict.fromkeys(SETTINGS_KEYS)
+    """``DELETE /settings``: every setting back to its default, ``foreignKeys`` and ``chat`` included
+    (the reference's task details name all 22)."""
+    return dict.fromkeys((*UPDATE_ORDER, "chat"))
+
+
+def foreign_keys_not_enabled() -> ApiError:
+    """Setting ``foreignKeys`` to a value (not resetting it) while the feature is off."""
+    return ApiError(
+        "feature_not_enabled",
+        "setting `foreignKeys` in the index settings requires enabling the `foreign_keys` experimental"
+        " feature. See https://github.com/orgs/meilisearch/discussions/873",
+    )
 
 
 def feature_not_enabled(setting: ExperimentalSetting) -> ApiError:
@@ -116,4 +131,7 @@ _NORMALIZERS: Final[dict[str, Callable[[Any], Any]]] = {
     "separatorTokens": _sorted_set,
     "dictionary": _sorted_set,
     "typoTolerance": _typo_tolerance,
+    "foreignKeys": lambda keys: [
+        {"foreignIndexUid": key["foreignIndexUid"], "fieldName": key["fieldName"]} for key in keys
+    ],
 }

@@ -16,11 +16,13 @@ from sanic import Blueprint, HTTPResponse, Request
 
 from common.settings import (
     EXPERIMENTAL_SETTINGS,
+    FOREIGN_KEYS,
     SUB_ROUTES,
     ExperimentalSetting,
     SettingsUpdate,
     SubRoute,
     feature_not_enabled,
+    foreign_keys_not_enabled,
     reset_all,
     update_details,
     validate_setting,
@@ -42,8 +44,16 @@ async def _settings(request: Request, index_uid: str) -> dict[str, Any]:
     return settings
 
 
+def _foreign_keys_enabled(request: Request) -> bool:
+    return bool(request.app.ctx.features.enabled("foreignKeys"))
+
+
 async def _enqueue(request: Request, uid: str, update: SettingsUpdate, *, creates: bool) -> HTTPResponse:
-    """``customMetadata`` is honoured when given (the official clients send it), other parameters ignored."""
+    """``customMetadata`` is honoured when given (the official clients send it), other parameters ignored.
+
+    Giving ``foreignKeys`` a value needs its feature; resetting it (``null``, DELETE) never does."""
+    if update.get(FOREIGN_KEYS.key) is not None and not _foreign_keys_enabled(request):
+        raise foreign_keys_not_enabled()
     metadata = query_args(request).get("customMetadata")
     params = {"settings": update, "allowIndexCreation": creates, "details": update_details(update)}
     task = await request.app.ctx.cluster.register_task(
@@ -54,7 +64,11 @@ async def _enqueue(request: Request, uid: str, update: SettingsUpdate, *, create
 
 @bp.get(_SETTINGS, ctx_action="settings.get")
 async def get_settings(request: Request, index_uid: str) -> HTTPResponse:
-    return json_response(await _settings(request, index_uid))
+    """The 20 settings, and ``foreignKeys`` while its feature is on."""
+    settings = await _settings(request, index_uid)
+    if not _foreign_keys_enabled(request):
+        del settings[FOREIGN_KEYS.key]
+    return json_response(settings)
 
 
 @bp.patch(_SETTINGS, ctx_action="settings.update")
@@ -99,7 +113,7 @@ def _register(path: str, handlers: dict[str, Handler]) -> None:
         bp.add_route(handler, f"{_SETTINGS}/{path}", methods=[method], name=name, ctx_action=action)
 
 
-for _route in SUB_ROUTES:
+for _route in (*SUB_ROUTES, FOREIGN_KEYS):
     _register(_route.path, _sub_route_handlers(_route))
 for _setting in EXPERIMENTAL_SETTINGS:
     _register(_setting.path, _experimental_handlers(_setting))

@@ -56,7 +56,12 @@ def filter_documents(scope: FilterScope, raw: Any, *, code: str, features: Filte
         check_filter(
             tree, rules, scope.index_uid, field_exists=lambda name: state.known_facet_field(name) is not None
         )
-        check_experimental(tree, contains_filter=features.contains_filter, multimodal=features.multimodal)
+        check_experimental(
+            tree,
+            contains_filter=features.contains_filter,
+            multimodal=features.multimodal,
+            foreign_keys=features.foreign_keys,
+        )
         reader = FacetReader(scope.txn, scope.env.facets, scope.index_id, state)
         geo = GeoFilters(reader, scope.env.shapes, scope.index_id, scope.settings, scope.cached)
         return FilterEvaluator(reader, state.live, geo, scope.cached).evaluate(tree)

@@ -16,6 +16,7 @@ from common.filter.ast import (
     Contains,
     Exists,
     Filter,
+    Foreign,
     GeoBoundingBox,
     GeoPolygon,
     GeoRadius,
@@ -85,6 +86,14 @@ class FilterEvaluator:
                 return self.geo.box(self.universe, node)
             case GeoPolygon():
                 return self.geo.polygon(self.universe, node)
+            case Foreign(field=field):
+                raise FilterError(
+                    located(
+                        "Filtering with `_foreign` is not supported yet by this server: filter the"
+                        f" foreign index first, then on `{field.text}` with `IN [...]`.",
+                        field.span,
+                    )
+                )
             case VectorsExists(span=span):
                 raise FilterError(
                     located("Filtering on `_vectors` is not supported yet by this server.", span)

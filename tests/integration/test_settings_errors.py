@@ -249,7 +249,7 @@ def test_content_type_and_body_rules(cluster: RunningCluster, path: str) -> None
 
 @pytest.mark.parametrize(
     ("path", "verb", "key", "feature"),
-    [("chat", "PATCH", "chat", "chatCompletions"), ("foreign-keys", "PUT", "foreignKeys", "foreignKeys")],
+    [("chat", "PATCH", "chat", "chatCompletions")],
 )
 def test_experimental_settings_answer_feature_not_enabled(
     cluster: RunningCluster, path: str, verb: str, key: str, feature: str

@@ -658,7 +658,13 @@ def test_query_param_mistakes_fail_at_definition() -> None:
     with pytest.raises(ValueError, match="choices"):
         Param(QueryKind.BOOLEAN, code="bad_request", choices=("a",))
     with pytest.raises(ValueError, match="star"):
-        Param(QueryKind.STRING, code="bad_request", star=True)
+        Param(QueryKind.BOOLEAN, code="bad_request", star=True)
+
+
+def test_a_star_string_is_star_only_when_exact() -> None:
+    schema = QuerySchema({"after": Param(QueryKind.STRING, code="bad_request", star=True)})
+    assert schema.validate({"after": ["*"]}) == {"after": STAR}
+    assert schema.validate({"after": ["**"]}) == {"after": "**"}
 
 
 # --- JSON body decoding ---------------------------------------------------------------------------------

@@ -232,6 +232,19 @@ def test_embedders_merge_by_name_and_field() -> None:
 def test_reset_all_returns_to_defaults() -> None:
     user = _apply({"stopWords": ["a"], "typoTolerance": {"enabled": False}, "embedders": {"e": {}}})
     assert merge_settings(user, reset_all()) == {}
+    keys = [{"foreignIndexUid": "authors", "fieldName": "author"}]
+    assert merge_settings(_apply({"foreignKeys": keys}), reset_all()) == {}
+
+
+def test_foreign_keys_are_stored_shown_and_never_sent_to_shards() -> None:
+    keys = [{"fieldName": "author", "foreignIndexUid": "authors"}]
+    user = _apply({"foreignKeys": keys})
+    expected = [{"foreignIndexUid": "authors", "fieldName": "author"}]
+    assert user == {"foreignKeys": expected}
+    shown = public_settings(user)
+    assert list(shown)[3:6] == ["sortableAttributes", "foreignKeys", "rankingRules"]
+    assert shown["foreignKeys"] == expected and public_settings({})["foreignKeys"] == []
+    assert "foreignKeys" not in effective_settings(user)
 
 
 def test_effective_settings_overlay_user_values() -> None:
@@ -290,4 +303,4 @@ def test_api_keys_are_masked_in_get_and_details_but_kept_for_shards() -> None:
 def test_details_are_the_update_itself() -> None:
     update = validate_settings({"stopWords": ["b", "a"], "pagination": None})
     assert update_details(update) == {"stopWords": ["a", "b"], "pagination": None}
-    assert update_details(reset_all()) == dict.fromkeys(SETTINGS_KEYS)
+    assert update_details(reset_all()) == reset_all()

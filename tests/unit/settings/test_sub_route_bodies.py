@@ -72,7 +72,10 @@ def test_sub_route_typo_tolerance_checks_both_sizes_at_its_root() -> None:
 
 
 def test_reset_all_names_every_setting() -> None:
-    assert reset_all() == dict.fromkeys(SETTINGS_KEYS)
+    """The 20, ``foreignKeys`` after ``sortableAttributes`` and ``chat`` last, as the reference's details."""
+    keys = list(SETTINGS_KEYS)
+    assert reset_all() == dict.fromkeys([*keys[:4], "foreignKeys", *keys[4:], "chat"])
+    assert list(reset_all()) == [*keys[:4], "foreignKeys", *keys[4:], "chat"]
 
 
 def test_sub_routes_cover_every_setting_with_the_contract_verbs() -> None:

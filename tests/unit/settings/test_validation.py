@@ -363,14 +363,27 @@ def test_one_min_word_size_alone_is_accepted_here_and_checked_by_the_task() -> N
     assert validate_settings(body) == body
 
 
-@pytest.mark.parametrize(("key", "feature"), [("chat", "chatCompletions"), ("foreignKeys", "foreignKeys")])
-def test_experimental_settings_need_their_feature(key: str, feature: str) -> None:
-    error = _error(validate_settings, {"stopWords": [], key: {}})
+def test_chat_settings_need_their_feature() -> None:
+    error = _error(validate_settings, {"stopWords": [], "chat": {}})
     assert error.code == "feature_not_enabled" and error.status == 400
     assert error.message.startswith(
-        f"Using the `{key}` index setting requires enabling the `{feature}` experimental feature. See "
+        "Using the `chat` index setting requires enabling the `chatCompletions` experimental feature. See "
     )
-    assert validate_settings({key: None}) == {}
+    assert validate_settings({"chat": None}) == {}
+
+
+def test_foreign_keys_are_validated_and_kept_in_order() -> None:
+    """Whether the feature is on is the gateway's check; the body is validated here."""
+    keys = [{"fieldName": "author", "foreignIndexUid": "authors"}]
+    update = validate_settings({"rankingRules": ["words"], "foreignKeys": keys, "stopWords": []})
+    assert list(update) == ["foreignKeys", "rankingRules", "stopWords"]
+    assert update["foreignKeys"] == [{"foreignIndexUid": "authors", "fieldName": "author"}]
+    assert validate_settings({"foreignKeys": None}) == {"foreignKeys": None}
+    error = _error(validate_settings, {"foreignKeys": [{"foreignIndexUid": "a"}]})
+    assert (error.code, error.message) == (
+        "invalid_settings_foreign_keys",
+        "Missing field `fieldName` inside `.foreignKeys[0]`",
+    )
 
 
 def test_empty_body_changes_nothing() -> None:
