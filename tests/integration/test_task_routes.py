@@ -15,6 +15,7 @@ import orjson
 import pytest
 
 from tests.support.auth import MASTER_KEY, bearer, create_key, secured_cluster
+from tests.support.client import wait_task
 from tests.support.cluster import RunningCluster
 
 ADMIN = bearer(MASTER_KEY)
@@ -33,14 +34,8 @@ def _features(cluster: RunningCluster, **features: bool) -> None:
     assert response.status_code == 200, response.text
 
 
-def _wait(cluster: RunningCluster, uid: int, timeout: float = 120) -> dict[str, Any]:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        task: dict[str, Any] = httpx.get(f"{cluster.url}/tasks/{uid}", headers=ADMIN).json()
-        if task["status"] in ("succeeded", "failed", "canceled"):
-            return task
-        time.sleep(0.05)
-    raise TimeoutError(f"task {uid} not finished")
+def _wait(cluster: RunningCluster, uid: int) -> dict[str, Any]:
+    return wait_task(cluster, uid, timeout=120, key=MASTER_KEY)
 
 
 def _add(cluster: RunningCluster, index: str, body: bytes, content_type: str, query: str = "") -> int:

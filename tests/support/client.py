@@ -15,11 +15,15 @@ def client_for(cluster: RunningCluster, key: str | None = None) -> meilisearch.C
     return meilisearch.Client(cluster.url, key)
 
 
-def wait_task(cluster: RunningCluster, task_uid: int, timeout: float = 30.0) -> dict[str, Any]:
-    """Poll ``GET /tasks/{uid}`` until the task is finished; returns the task object."""
+def wait_task(
+    cluster: RunningCluster, task_uid: int, timeout: float = 30.0, key: str | None = None
+) -> dict[str, Any]:
+    """Poll ``GET /tasks/{uid}`` (with ``key`` as bearer, if given) until the task is finished;
+    returns the task object."""
     deadline = time.monotonic() + timeout
+    headers = {"Authorization": f"Bearer {key}"} if key is not None else {}
     while time.monotonic() < deadline:
-        task = httpx.get(f"{cluster.url}/tasks/{task_uid}").json()
+        task = httpx.get(f"{cluster.url}/tasks/{task_uid}", headers=headers).json()
         if task["status"] in ("succeeded", "failed", "canceled"):
             return dict(task)
         time.sleep(0.02)
