@@ -147,6 +147,12 @@ class Foreign:
 
     field: Token
     condition: Filter
+    inner: str
+    """The condition as written, to run on the foreign index."""
+    start: int
+    """Indexes of ``_foreign(...)`` in its filter string, which the gateway rewrites
+    (``gateway/foreign.py``)."""
+    end: int
 
 
 @dataclass(frozen=True, slots=True)

@@ -200,7 +200,7 @@ class _Parser:
             if vectors is not None:
                 return vectors
             if text.startswith(_FOREIGN, start):
-                return self._foreign(start + len(_FOREIGN), depth + 1)
+                return self._foreign(start, depth + 1)
         try:
             field, after = read_value(text, pos)
         except Miss as miss:
@@ -212,23 +212,26 @@ class _Parser:
             raise self._invalid_primary(pos)
         return condition
 
-    def _foreign(self, pos: int, depth: int) -> _Parsed:
-        """After ``_foreign(``: ``field , expression )``, all committed."""
+    def _foreign(self, start: int, depth: int) -> _Parsed:
+        """``_foreign( field , expression )`` at ``start``, all committed."""
         text = self.text
+        pos = start + len(_FOREIGN)
         try:
             field, after = read_value(text, pos)
         except Miss:
             raise self._bad_foreign(pos) from None
         if text[after:after + 1] != ",":
             raise self._bad_foreign(after)
+        inner_start = skip_ws(text, after + 1)
         try:
-            condition, end = self._or(skip_ws(text, after + 1), depth + 1)
+            condition, end = self._or(inner_start, depth + 1)
         except FilterError:
             raise self._bad_foreign(self.length, found="") from None
         end = skip_ws(text, end)
         if text[end:end + 1] != ")":
             raise self._bad_foreign(end)
-        return Foreign(field, condition), skip_ws(text, end + 1)
+        inner = text[inner_start:end]
+        return Foreign(field, condition, inner, start, end + 1), skip_ws(text, end + 1)
 
     def _bad_foreign(self, pos: int, found: str | None = None) -> FilterError:
         rest = escape_debug(self.text[pos:]) if found is None else found

@@ -15,6 +15,7 @@ from common.filter.errors import FilterError
 from common.filter.parse import parse_filter
 from common.sort import SortError, parse_sort
 from common.validation import STAR, Kind, Param, QueryKind, QuerySchema, Schema, Spec
+from gateway.foreign import resolve_foreign
 from gateway.http.requests import checked_index_uid, json_body, parse_query
 from gateway.http.responses import json_response
 from gateway.pages import merge_shard_pages
@@ -207,7 +208,7 @@ async def _read_page(request: Request, uid: str, query: dict[str, Any]) -> dict[
         "offset": 0,
         "limit": offset + limit,
         "ids": ids,
-        "filter": query.get("filter"),
+        "filter": await resolve_foreign(request.app, uid, query.get("filter"), "invalid_document_filter"),
         "sort": sort,
         **request.app.ctx.features.filters().params(),
     }

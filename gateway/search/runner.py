@@ -19,6 +19,7 @@ from common.errors import ApiError
 from common.rpc import shard_pb2
 from common.settings.pagination import DEFAULT_MAX_TOTAL_HITS
 from common.timing import Steps, lap
+from gateway.foreign import resolve_foreign
 from gateway.search.distinct import DISTINCT_GROWTH, deduplicate
 from gateway.search.order import merge_order
 
@@ -71,7 +72,7 @@ async def search_index(
     gateway's (``fan-out``: every round trip, ``merge``) are recorded in it.
     """
     cluster = app.ctx.cluster
-    shard_query = shard_params(params)
+    shard_query = await resolved_params(app, uid, params)
     shard_query["offset"], shard_query["limit"] = 0, wanted
     shard_query.update(app.ctx.features.filters().params())
     if steps is not None:
@@ -162,10 +163,18 @@ def shard_params(params: dict[str, Any]) -> dict[str, Any]:
     return {key: value for key, value in params.items() if key not in _GATEWAY_ONLY}
 
 
+async def resolved_params(app: Sanic, uid: str, params: dict[str, Any]) -> dict[str, Any]:
+    """``shard_params`` with the filter's ``_foreign`` joins resolved (``gateway/foreign.py``)."""
+    query = shard_params(params)
+    if query.get("filter") is not None:
+        query["filter"] = await resolve_foreign(app, uid, query["filter"], "invalid_search_filter")
+    return query
+
+
 async def union_params(app: Sanic, uid: str, queries: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     """Several queries of one index as a shard's union run takes them (``facetUnion``, ``countUnion``):
     each with its own term counts for the frequency strategy."""
-    union = [shard_params(query) for query in queries]
+    union = [await resolved_params(app, uid, query) for query in queries]
     for query in union:
         if needs_term_counts(query):
             query["termCounts"] = await term_counts(app.ctx.cluster, uid, query)

@@ -1,0 +1,108 @@
+"""``_foreign(field, condition)`` filters (experimental feature ``foreignKeys``), resolved by the gateway.
+
+The field must be one of the index's ``foreignKeys``; its foreign index is partitioned over every shard,
+so no shard can join alone. Before a search or a document read goes to the shards, each ``_foreign``
+is replaced in the filter text by ``"field" IN ["id", ...]``: the ids of the foreign documents that
+match the condition, read from the shards like ``POST /documents/fetch``. The local index then checks
+and evaluates the rewritten filter as any other (so ``field`` must be filterable there), and its errors
+show the rewritten filter, as the reference's do. Hits are not hydrated with the foreign documents.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sanic import Sanic
+
+from common.errors import ApiError
+from common.filter.ast import And, Filter, Foreign, Not, Or
+from common.filter.errors import FilterError
+from common.filter.parse import parse_expression
+from gateway.pages import merge_shard_pages
+
+_MARK = "_foreign("
+_ALL = 2**31
+"""No page limit when reading the matching foreign documents."""
+
+
+async def resolve_foreign(app: Sanic, uid: str, raw: Any, code: str) -> Any:
+    """``raw`` (a ``filter`` parameter) with its ``_foreign`` conditions replaced; unchanged when it has
+    none, when the feature is off (the shards then refuse it) or when it does not parse (the shards
+    report the error). ``code`` is the route's filter error code."""
+    if not app.ctx.features.enabled("foreignKeys") or _MARK not in repr(raw):
+        return raw
+    if isinstance(raw, list):  # the array form: strings, and arrays of strings
+        return [await resolve_foreign(app, uid, item, code) for item in raw]
+    if isinstance(raw, str):
+        return await _resolve_text(app, uid, raw, code)
+    return raw
+
+
+async def _resolve_text(app: Sanic, uid: str, text: str, code: str) -> str:
+    try:
+        tree = parse_expression(text)
+    except FilterError:
+        return text
+    joins = list(_foreign_nodes(tree))
+    if not joins:
+        return text
+    keys = {key["fieldName"]: key["foreignIndexUid"] for key in await _foreign_keys(app, uid)}
+    pieces: list[str] = []
+    done = 0
+    for node in sorted(joins, key=lambda join: join.start):
+        field = node.field.text
+        if field not in keys:
+            raise ApiError(code, f"Index `{uid}`: Field `{field}` is not a foreign key")
+        if any(True for _ in _foreign_nodes(node.condition)):
+            raise ApiError(code, f"Index `{uid}`: Nested foreign filters are not supported")
+        ids = await _matching_ids(app, keys[field], node.inner)
+        pieces += [text[done : node.start], f"{_quoted(field)} IN [{', '.join(map(_quoted, ids))}]"]
+        done = node.end
+    return "".join([*pieces, text[done:]])
+
+
+def _foreign_nodes(tree: Filter | None) -> Any:
+    if isinstance(tree, (And, Or)):
+        for child in tree.children:
+            yield from _foreign_nodes(child)
+    elif isinstance(tree, Not):
+        yield from _foreign_nodes(tree.child)
+    elif isinstance(tree, Foreign):
+        yield tree
+
+
+async def _foreign_keys(app: Sanic, uid: str) -> list[dict[str, str]]:
+    settings = await app.ctx.cluster.ask_scheduler("GetSettings", {"uid": uid})
+    keys: list[dict[str, str]] = settings.get("foreignKeys", [])
+    return keys
+
+
+async def _matching_ids(app: Sanic, foreign_uid: str, condition: str) -> list[str]:
+    """Ids of the foreign index's documents matching ``condition``; its errors name that index."""
+    cluster = app.ctx.cluster
+    index = await cluster.ask_scheduler("GetIndex", {"uid": foreign_uid})
+    primary_key = index.get("primaryKey")
+    if primary_key is None:
+        return []
+    query = {
+        "index": foreign_uid,
+        "offset": 0,
+        "limit": _ALL,
+        "ids": None,
+        "filter": condition,
+        "sort": None,
+        **app.ctx.features.filters().params(),
+    }
+    try:
+        replies = await cluster.ask_shards("GetDocuments", query)
+    except ApiError as error:
+        if error.code == "invalid_document_filter" and not error.message.startswith("Index `"):
+            raise ApiError(error.code, f"Index `{foreign_uid}`: {error.message}") from None
+        raise
+    documents = merge_shard_pages([reply["results"] for reply in replies], 0, _ALL)
+    return [str(doc[primary_key]) for doc in documents if primary_key in doc]
+
+
+def _quoted(text: str) -> str:
+    escaped = text.replace("\\", "\\\\").replace('"', '\\"')
+    return f'"{escaped}"'
