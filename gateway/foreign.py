@@ -55,7 +55,7 @@ async def _resolve_text(app: Sanic, uid: str, text: str, code: str) -> str:
             raise ApiError(code, f"Index `{uid}`: Field `{field}` is not a foreign key")
         if any(True for _ in _foreign_nodes(node.condition)):
             raise ApiError(code, f"Index `{uid}`: Nested foreign filters are not supported")
-        ids = await _matching_ids(app, keys[field], node.inner)
+        ids = await _matching_ids(app, keys[field], node.inner, text)
         pieces += [text[done : node.start], f"{_quoted(field)} IN [{', '.join(map(_quoted, ids))}]"]
         done = node.end
     return "".join([*pieces, text[done:]])
@@ -77,8 +77,9 @@ async def _foreign_keys(app: Sanic, uid: str) -> list[dict[str, str]]:
     return keys
 
 
-async def _matching_ids(app: Sanic, foreign_uid: str, condition: str) -> list[str]:
-    """Ids of the foreign index's documents matching ``condition``; its errors name that index."""
+async def _matching_ids(app: Sanic, foreign_uid: str, condition: str, text: str) -> list[str]:
+    """Ids of the foreign index's documents matching ``condition`` (``text`` blanked around it); its
+    errors name that index and show ``text``, the filter as it was written."""
     cluster = app.ctx.cluster
     index = await cluster.ask_scheduler("GetIndex", {"uid": foreign_uid})
     primary_key = index.get("primaryKey")
@@ -96,9 +97,12 @@ async def _matching_ids(app: Sanic, foreign_uid: str, condition: str) -> list[st
     try:
         replies = await cluster.ask_shards("GetDocuments", query)
     except ApiError as error:
-        if error.code == "invalid_document_filter" and not error.message.startswith("Index `"):
-            raise ApiError(error.code, f"Index `{foreign_uid}`: {error.message}") from None
-        raise
+        message = error.message
+        if message.endswith(condition):
+            message = message[: -len(condition)] + text
+        if error.code == "invalid_document_filter" and not message.startswith("Index `"):
+            message = f"Index `{foreign_uid}`: {message}"
+        raise ApiError(error.code, message) from None
     documents = merge_shard_pages([reply["results"] for reply in replies], 0, _ALL)
     return [str(doc[primary_key]) for doc in documents if primary_key in doc]
 

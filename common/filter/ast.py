@@ -148,7 +148,8 @@ class Foreign:
     field: Token
     condition: Filter
     inner: str
-    """The condition as written, to run on the foreign index."""
+    """The filter text with everything but the condition blanked (line breaks kept): run on the foreign
+    index, its errors point where the reference's do."""
     start: int
     """Indexes of ``_foreign(...)`` in its filter string, which the gateway rewrites
     (``gateway/foreign.py``)."""

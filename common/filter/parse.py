@@ -230,8 +230,9 @@ class _Parser:
         end = skip_ws(text, end)
         if text[end:end + 1] != ")":
             raise self._bad_foreign(end)
-        inner = text[inner_start:end]
-        return Foreign(field, condition, inner, start, end + 1), skip_ws(text, end + 1)
+        blank = "".join(char if char == "\n" else " " for char in text[:inner_start])
+        node = Foreign(field, condition, blank + text[inner_start:end], start, end + 1)
+        return node, skip_ws(text, end + 1)
 
     def _bad_foreign(self, pos: int, found: str | None = None) -> FilterError:
         rest = escape_debug(self.text[pos:]) if found is None else found
