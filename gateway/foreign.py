@@ -5,15 +5,21 @@ so no shard can join alone. Before a search or a document read goes to the shard
 is replaced in the filter text by ``"field" IN ["id", ...]``: the ids of the foreign documents that
 match the condition, read from the shards like ``POST /documents/fetch``. The local index then checks
 and evaluates the rewritten filter as any other (so ``field`` must be filterable there), and its errors
-show the rewritten filter, as the reference's do. Hits are not hydrated with the foreign documents.
+show the rewritten filter, as the reference's do.
+
+Search hits are hydrated: a foreign key field's id (or each id of an array) becomes the foreign document
+as that index displays it, ``{}`` when there is none, in the hit and in its ``_formatted``. Document
+reads are not hydrated, as in the reference.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+import orjson
 from sanic import Sanic
 
+from common.documents.projection import select_attributes
 from common.errors import ApiError
 from common.filter.ast import And, Filter, Foreign, Not, Or
 from common.filter.errors import FilterError
@@ -105,6 +111,93 @@ async def _matching_ids(app: Sanic, foreign_uid: str, condition: str, text: str)
         raise ApiError(error.code, message) from None
     documents = merge_shard_pages([reply["results"] for reply in replies], 0, _ALL)
     return [str(doc[primary_key]) for doc in documents if primary_key in doc]
+
+
+async def hydrate(app: Sanic, uid: str, hits: list[Any]) -> None:
+    """Replace, in place, the foreign key fields of ``hits`` (of index ``uid``; objects, or JSON
+    fragments as the shards sent them) by the foreign documents."""
+    if not hits or not app.ctx.features.enabled("foreignKeys"):
+        return
+    keys = await _foreign_keys(app, uid)
+    if not keys:
+        return
+    for position, hit in enumerate(hits):
+        if isinstance(hit, orjson.Fragment):
+            hits[position] = orjson.loads(orjson.dumps(hit))  # a Fragment does not expose its bytes
+    for key in keys:
+        field = key["fieldName"]
+        holders = [hit for hit in hits if field in hit]
+        wanted = sorted({ident for hit in holders for ident in _ids(hit[field])})
+        if not holders:
+            continue
+        documents = await _documents(app, key["foreignIndexUid"], wanted)
+        for hit in holders:
+            _hydrate_field(hit, field, documents)
+
+
+_ABSENT: Any = object()
+
+
+def _ids(value: Any, top: bool = True) -> list[str]:
+    """The foreign ids a value holds: its strings, in nested arrays too; a number only as the whole
+    value (the reference leaves numbers inside arrays alone)."""
+    if isinstance(value, list):
+        return [ident for item in value for ident in _ids(item, top=False)]
+    if isinstance(value, str):
+        return [value]
+    if top and isinstance(value, int | float) and not isinstance(value, bool):
+        return [_number_id(value)]
+    return []
+
+
+def _number_id(value: int | float) -> str:
+    return str(int(value)) if isinstance(value, float) and value.is_integer() else str(value)
+
+
+def _hydrate_field(hit: dict[str, Any], field: str, documents: dict[str, dict[str, Any]]) -> None:
+    formatted = hit.get("_formatted")
+    shown = formatted.get(field, _ABSENT) if isinstance(formatted, dict) else _ABSENT
+    value, shown = _hydrated(hit[field], shown, documents, top=True)
+    hit[field] = value
+    if shown is not _ABSENT and isinstance(formatted, dict):
+        formatted[field] = shown
+
+
+def _hydrated(value: Any, shown: Any, documents: dict[str, dict[str, Any]], top: bool) -> tuple[Any, Any]:
+    """``value`` with its ids replaced by their documents (``{}`` when missing), and its ``_formatted``
+    counterpart likewise where highlighting left the id as it was (a highlighted id stays highlighted)."""
+    if isinstance(value, list):
+        parallel = isinstance(shown, list) and len(shown) == len(value)
+        pairs = [
+            _hydrated(item, shown[i] if parallel else _ABSENT, documents, top=False)
+            for i, item in enumerate(value)
+        ]
+        return [item for item, _ in pairs], ([text for _, text in pairs] if parallel else shown)
+    ids = _ids(value, top)
+    if not ids:
+        return value, shown
+    document = documents.get(ids[0], {})
+    unchanged = shown is not _ABSENT and shown == (value if isinstance(value, str) else ids[0])
+    return document, (document if unchanged else shown)
+
+
+async def _documents(app: Sanic, foreign_uid: str, ids: list[str]) -> dict[str, dict[str, Any]]:
+    """The foreign index's documents with these ids, as its ``displayedAttributes`` show them."""
+    cluster = app.ctx.cluster
+    index = await cluster.ask_scheduler("GetIndex", {"uid": foreign_uid})
+    primary_key = index.get("primaryKey")
+    if primary_key is None or not ids:
+        return {}
+    settings = await cluster.ask_scheduler("GetSettings", {"uid": foreign_uid})
+    query = {"index": foreign_uid, "offset": 0, "limit": len(ids), "ids": ids, "filter": None, "sort": None}
+    replies = await cluster.ask_shards("GetDocuments", query)
+    displayed = settings["displayedAttributes"]
+    found = merge_shard_pages([reply["results"] for reply in replies], 0, len(ids))
+    return {
+        str(doc[primary_key]): doc if "*" in displayed else select_attributes(doc, displayed)
+        for doc in found
+        if primary_key in doc
+    }
 
 
 def _quoted(text: str) -> str:

@@ -16,6 +16,7 @@ from sanic import Blueprint, HTTPResponse, Request, Sanic
 from common.errors import ApiError
 from common.timing import Steps, timed
 from gateway.auth.requests import access_of
+from gateway.foreign import hydrate
 from gateway.http.requests import json_body
 from gateway.http.responses import json_response
 from gateway.search.details import (
@@ -95,6 +96,8 @@ async def _federated(request: Request, search: MultiSearch, started: float) -> d
         if search_steps is not None:
             search_steps.lap("queries")
         body = federated_response(queries, found, federation, started, unions, facets)
+        for uid in dict.fromkeys(query.index_uid for query in queries):
+            await hydrate(app, uid, [hit for hit in body["hits"] if hit["_federation"]["indexUid"] == uid])
         if search_steps is not None:
             search_steps.lap("federate")
         return add_details(body, await _federated_metadata(queries, keys), steps)

@@ -9,6 +9,7 @@ from typing import Any
 from sanic import Sanic
 
 from common.timing import Steps
+from gateway.foreign import hydrate
 from gateway.search.details import PrimaryKeys, add_details, permitted, query_metadata
 from gateway.search.params import page_window
 from gateway.search.response import search_response
@@ -30,6 +31,7 @@ async def run_search(
     window = page_window(params)
     found = await search_index(app, uid, params, window[0] + window[1], search_steps)
     body = search_response(found, params, window, started)
+    await hydrate(app, uid, body["hits"])
     if index_field:
         body = {"indexUid": uid, **body}
     if search_steps is not None:
