@@ -14,6 +14,7 @@ reads are not hydrated, as in the reference.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 import orjson
@@ -22,8 +23,9 @@ from sanic import Sanic
 from common.documents.projection import select_attributes
 from common.errors import ApiError
 from common.filter.ast import And, Filter, Foreign, Not, Or
-from common.filter.errors import FilterError
+from common.filter.errors import FilterError, located
 from common.filter.parse import parse_expression
+from common.filter.permissions import check_experimental
 from gateway.pages import merge_shard_pages
 
 _MARK = "_foreign("
@@ -49,7 +51,7 @@ async def _resolve_text(app: Sanic, uid: str, text: str, code: str) -> str:
         tree = parse_expression(text)
     except FilterError:
         return text
-    joins = list(_foreign_nodes(tree))
+    joins = list(foreign_nodes(tree))
     if not joins:
         return text
     keys = {key["fieldName"]: key["foreignIndexUid"] for key in await _foreign_keys(app, uid)}
@@ -59,7 +61,7 @@ async def _resolve_text(app: Sanic, uid: str, text: str, code: str) -> str:
         field = node.field.text
         if field not in keys:
             raise ApiError(code, f"Index `{uid}`: Field `{field}` is not a foreign key")
-        if any(True for _ in _foreign_nodes(node.condition)):
+        if any(True for _ in foreign_nodes(node.condition)):
             raise ApiError(code, f"Index `{uid}`: Nested foreign filters are not supported")
         ids = await _matching_ids(app, keys[field], node.inner, text)
         pieces += [text[done : node.start], f"{_quoted(field)} IN [{', '.join(map(_quoted, ids))}]"]
@@ -67,12 +69,13 @@ async def _resolve_text(app: Sanic, uid: str, text: str, code: str) -> str:
     return "".join([*pieces, text[done:]])
 
 
-def _foreign_nodes(tree: Filter | None) -> Any:
+def foreign_nodes(tree: Filter | None) -> Iterator[Foreign]:
+    """The ``_foreign`` conditions of a filter tree (not those inside another's condition)."""
     if isinstance(tree, (And, Or)):
         for child in tree.children:
-            yield from _foreign_nodes(child)
+            yield from foreign_nodes(child)
     elif isinstance(tree, Not):
-        yield from _foreign_nodes(tree.child)
+        yield from foreign_nodes(tree.child)
     elif isinstance(tree, Foreign):
         yield tree
 
@@ -198,6 +201,15 @@ async def _documents(app: Sanic, foreign_uid: str, ids: list[str]) -> dict[str, 
         for doc in found
         if primary_key in doc
     }
+
+
+def refuse_foreign(tree: Filter | None, features_on: bool) -> None:
+    """Routes that cannot join (delete by filter): the feature's error first, then the reference's."""
+    for node in foreign_nodes(tree):
+        if not features_on:
+            check_experimental(node, contains_filter=True, multimodal=True, foreign_keys=False)
+        message = located("Filter condition `_foreign` is not supported for this endpoint.", node.field.span)
+        raise ApiError("invalid_document_filter", message)
 
 
 def _quoted(text: str) -> str:

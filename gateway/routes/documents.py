@@ -15,7 +15,7 @@ from common.filter.errors import FilterError
 from common.filter.parse import parse_filter
 from common.sort import SortError, parse_sort
 from common.validation import STAR, Kind, Param, QueryKind, QuerySchema, Schema, Spec
-from gateway.foreign import resolve_foreign
+from gateway.foreign import refuse_foreign, resolve_foreign
 from gateway.http.requests import checked_index_uid, json_body, parse_query
 from gateway.http.responses import json_response
 from gateway.pages import merge_shard_pages
@@ -155,6 +155,7 @@ async def delete_by_filter(request: Request, index_uid: str) -> HTTPResponse:
         raise error.api_error("invalid_document_filter") from None
     if tree is None:
         raise ApiError("invalid_document_filter", "Sending an empty filter is forbidden.")
+    refuse_foreign(tree, request.app.ctx.features.enabled("foreignKeys"))
     details = {"providedIds": 0, "deletedDocuments": None, "originalFilter": orjson.dumps(raw).decode()}
     params = {
         "kind": "filter",

@@ -87,12 +87,9 @@ class FilterEvaluator:
             case GeoPolygon():
                 return self.geo.polygon(self.universe, node)
             case Foreign(field=field):
+                # The gateway joins them where a route can (gateway/foreign.py).
                 raise FilterError(
-                    located(
-                        "Filtering with `_foreign` is not supported yet by this server: filter the"
-                        f" foreign index first, then on `{field.text}` with `IN [...]`.",
-                        field.span,
-                    )
+                    located("Filter condition `_foreign` is not supported for this endpoint.", field.span)
                 )
             case VectorsExists(span=span):
                 raise FilterError(

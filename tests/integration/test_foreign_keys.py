@@ -191,14 +191,143 @@ def test_malformed_foreign_filters(secured: RunningCluster, expression: str, fou
     _error(_call(secured, "POST", "books/search", {"filter": expression}), "invalid_search_filter", message)
 
 
-def test_the_join_itself_answers_a_clear_error(secured: RunningCluster) -> None:
-    """Not implemented (see README): a well-formed ``_foreign`` says so, on the route's filter code."""
+AUTHORS = [
+    {"id": "a", "name": "Ann", "country": "fr"},
+    {"id": "b", "name": "Bob", "country": "uk"},
+    {"id": "7", "name": "Sam", "country": "fr"},
+]
+NOVELS = [
+    {"id": 1, "author": "a", "title": "first"},
+    {"id": 2, "author": "b", "title": "second"},
+    {"id": 3, "author": ["a", "b", 4], "title": "third"},
+    {"id": 4, "author": "nobody", "title": "fourth"},
+    {"id": 5, "author": 7, "title": "fifth"},
+    {"id": 6, "author": {"k": 1}, "title": "sixth"},
+]
+
+
+@pytest.fixture(scope="module")
+def joined(secured: RunningCluster) -> RunningCluster:
+    """``novels.author`` holds ids of ``writers``."""
     _features(secured, True)
-    expression = "_foreign(author, country = fr)"
-    message = (
-        "Filtering with `_foreign` is not supported yet by this server: filter the foreign index first,"
-        f" then on `author` with `IN [...]`.\n10:16 {expression}"
+    for path, body in (
+        ("writers/documents", AUTHORS),
+        ("writers/settings", {"filterableAttributes": ["country", "name"], "displayedAttributes": ["name"]}),
+        ("novels/documents", NOVELS),
+        (
+            "novels/settings",
+            {
+                "filterableAttributes": ["author"],
+                "foreignKeys": [{"foreignIndexUid": "writers", "fieldName": "author"}],
+            },
+        ),
+    ):
+        method = "PATCH" if path.endswith("settings") else "POST"
+        assert _wait(secured, _call(secured, method, f"indexes/{path}"[8:], body))["status"] == "succeeded"
+    return secured
+
+
+def _ids(response: httpx.Response, key: str = "hits") -> list[int]:
+    assert response.status_code == 200, response.text
+    return sorted(hit["id"] for hit in response.json()[key])
+
+
+@pytest.mark.parametrize(
+    ("expression", "expected"),
+    [
+        ("_foreign(author, country = fr)", [1, 3, 5]),
+        ("NOT _foreign(author, country = fr)", [2, 4, 6]),
+        ("_foreign(author, country = de)", []),
+        ("_foreign(author, country = uk AND name = Bob) OR author = a", [1, 2, 3]),
+        ("_foreign('author', name IN [Ann, Sam])", [1, 3, 5]),
+    ],
+)
+def test_foreign_filters_join_the_foreign_index(
+    joined: RunningCluster, expression: str, expected: list[int]
+) -> None:
+    _features(joined, True)
+    body = {"filter": expression, "attributesToRetrieve": ["id"]}
+    assert _ids(_call(joined, "POST", "novels/search", body)) == expected
+    assert (
+        _ids(_call(joined, "POST", "novels/documents/fetch", {"filter": expression}), "results") == expected
     )
-    _error(_call(secured, "POST", "books/search", {"filter": expression}), "invalid_search_filter", message)
-    fetch = _call(secured, "POST", "books/documents/fetch", {"filter": expression})
-    _error(fetch, "invalid_document_filter", message)
+    queries = {"queries": [{"indexUid": "novels", "filter": [expression]}]}
+    multi = httpx.post(f"{joined.url}/multi-search", json=queries, headers=ADMIN)
+    assert sorted(hit["id"] for hit in multi.json()["results"][0]["hits"]) == expected
+
+
+def test_facet_search_counts_the_joined_documents(joined: RunningCluster) -> None:
+    _features(joined, True)
+    body = {"facetName": "author", "filter": "_foreign(author, country = uk)"}
+    response = _call(joined, "POST", "novels/facet-search", body)
+    assert response.status_code == 200, response.text
+    # Novels 2 and 3 (by Bob); 3 is also by Ann (its number 4 is no string facet value).
+    assert response.json()["facetHits"] == [{"value": "a", "count": 1}, {"value": "b", "count": 2}]
+
+
+@pytest.mark.parametrize(
+    ("expression", "code", "message"),
+    [
+        (
+            "_foreign(title, country = fr)",
+            "invalid_search_filter",
+            "Index `novels`: Field `title` is not a foreign key",
+        ),
+        (
+            "_foreign(author, _foreign(x, a = 1))",
+            "invalid_search_filter",
+            "Index `novels`: Nested foreign filters are not supported",
+        ),
+        (
+            "_foreign(author, id = b)",
+            "invalid_document_filter",
+            "Index `writers`: Attribute `id` is not filterable. Available filterable attribute patterns are:"
+            " `country`, `name`.\n18:20 _foreign(author, id = b)",
+        ),
+        (
+            "_foreign(author, country = fr) OR id = 2",
+            "invalid_search_filter",
+            "Index `novels`: Attribute `id` is not filterable. Available filterable attribute patterns are:"
+            ' `author`.\n27:29 "author" IN ["a", "7"] OR id = 2',
+        ),
+    ],
+)
+def test_join_errors(joined: RunningCluster, expression: str, code: str, message: str) -> None:
+    _features(joined, True)
+    _error(_call(joined, "POST", "novels/search", {"filter": expression}), code, message)
+
+
+def test_delete_by_filter_refuses_foreign_filters(joined: RunningCluster) -> None:
+    body = {"filter": "_foreign(author, country = fr)"}
+    _features(joined, False)
+    response = _call(joined, "POST", "novels/documents/delete", body)
+    _error(response, "feature_not_enabled", FOREIGN_OFF.replace("name = x", "country = fr"))
+    _features(joined, True)
+    _error(
+        _call(joined, "POST", "novels/documents/delete", body),
+        "invalid_document_filter",
+        "Filter condition `_foreign` is not supported for this endpoint."
+        "\n10:16 _foreign(author, country = fr)",
+    )
+
+
+def test_search_hits_are_hydrated(joined: RunningCluster) -> None:
+    _features(joined, True)
+    body = {"q": "", "attributesToHighlight": ["*"], "sort": None}
+    hits = {hit["id"]: hit for hit in _call(joined, "POST", "novels/search", body).json()["hits"]}
+    ann, bob, sam = {"name": "Ann"}, {"name": "Bob"}, {"name": "Sam"}
+    assert hits[1]["author"] == ann and hits[1]["_formatted"]["author"] == ann
+    assert hits[3]["author"] == [ann, bob, 4]  # numbers inside arrays stay
+    assert hits[4]["author"] == {} and hits[5]["author"] == sam
+    assert hits[6]["author"] == {"k": 1}
+    highlighted = _call(joined, "POST", "novels/search", {"q": "a", "attributesToHighlight": ["*"]}).json()
+    first = next(hit for hit in highlighted["hits"] if hit["id"] == 1)
+    assert first["author"] == ann and first["_formatted"]["author"] == "<em>a</em>"
+    federated = {"federation": {}, "queries": [{"indexUid": "novels", "filter": "author = b"}]}
+    merged = httpx.post(f"{joined.url}/multi-search", json=federated, headers=ADMIN).json()["hits"]
+    assert [hit["author"] for hit in merged if hit["id"] == 2] == [bob]
+    documents = _call(joined, "GET", "novels/documents/1").json()
+    assert documents["author"] == "a", "document reads are not hydrated"
+    _features(joined, False)
+    plain = _call(joined, "POST", "novels/search", {"filter": "author = a"}).json()["hits"]
+    assert {hit["id"]: hit["author"] for hit in plain}[1] == "a"
