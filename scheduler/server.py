@@ -128,16 +128,21 @@ class SchedulerService(scheduler_pb2_grpc.SchedulerServicer):
         processing = self.executor.processing
         return public_task(processing.overlay(record) if processing else record)
 
-    async def GetTask(
-        self, request: json_pb2.JsonRequest, context: grpc.aio.ServicerContext
-    ) -> json_pb2.JsonReply:
+    def _requested_task(self, request: json_pb2.JsonRequest) -> dict[str, Any]:
+        """The stored task ``{"uid", "authorizedIndexes"?}`` names; ``task_not_found`` also when the
+        request's key may not see it."""
         query = orjson.loads(request.json)
         uid = query["uid"]
         record = self.store.get_task(uid)
         patterns = query.get("authorizedIndexes")
         if record is None or (patterns is not None and uid not in visible_tasks(self.store, patterns)):
-            return _error(ApiError("task_not_found", f"Task `{uid}` not found."))
-        return _reply(self._view(record))
+            raise ApiError("task_not_found", f"Task `{uid}` not found.")
+        return record
+
+    async def GetTask(
+        self, request: json_pb2.JsonRequest, context: grpc.aio.ServicerContext
+    ) -> json_pb2.JsonReply:
+        return _answer(lambda: self._view(self._requested_task(request)))
 
     async def ListTasks(
         self, request: json_pb2.JsonRequest, context: grpc.aio.ServicerContext
@@ -278,12 +283,11 @@ class SchedulerService(scheduler_pb2_grpc.SchedulerServicer):
         self, request: json_pb2.JsonRequest, context: grpc.aio.ServicerContext
     ) -> json_pb2.JsonReply:
         """The stored payload as is (already a JSON array): only tasks not yet applied keep one."""
-        query = orjson.loads(request.json)
-        uid = query["uid"]
-        record = self.store.get_task(uid)
-        patterns = query.get("authorizedIndexes")
-        if record is None or (patterns is not None and uid not in visible_tasks(self.store, patterns)):
-            return _error(ApiError("task_not_found", f"Task `{uid}` not found."))
+        try:
+            record = self._requested_task(request)
+        except ApiError as error:
+            return _error(error)
+        uid = record["uid"]
         # A processing task is stored as enqueued (processing is the executor's overlay).
         if record["type"] != "documentAdditionOrUpdate" or record["status"] != ENQUEUED:
             return _error(
