@@ -71,8 +71,10 @@ def filter_documents(scope: FilterScope, raw: Any, *, code: str, features: Filte
 
 def filtered_out(ctx: SearchContext, params: dict[str, Any]) -> BitMap:
     """The live documents a search's ``filter`` leaves out (none without a filter): excluded from the
-    candidates like negated words, so placeholder and keyword searches and their counts agree."""
-    scope = FilterScope(ctx.env, ctx.txn, ctx.index_id, ctx.index_uid, ctx.settings, ctx.state, ctx.cache_ref)
+    candidates like negated words, so placeholder and keyword searches and their counts agree.
+    A facet search's filter errors name no index, as the reference's."""
+    named = None if "facetSearch" in params else ctx.index_uid
+    scope = FilterScope(ctx.env, ctx.txn, ctx.index_id, named, ctx.settings, ctx.state, ctx.cache_ref)
     features = FilterFeatures.from_params(params)
     matching = filter_documents(scope, params.get("filter"), code="invalid_search_filter", features=features)
     return BitMap() if matching is None else ctx.state.live - matching

@@ -279,6 +279,17 @@ def test_document_filter_errors(cluster: RunningCluster) -> None:
     )
 
 
+def test_facet_search_filter_errors_name_no_index(cluster: RunningCluster) -> None:
+    url = f"{cluster.url}/indexes/movies/facet-search"
+    response = httpx.post(url, json={"facetName": "genres", "filter": "many = 1"})
+    assert_error(response, "invalid_search_filter", prefix="Attribute `many` is not filterable.")
+    response = httpx.post(url, json={"facetName": "genres", "filter": "id > 1"})
+    assert_error(response, "invalid_search_filter", prefix="Filter operator `>` is not allowed")
+    search = httpx.post(f"{cluster.url}/indexes/movies/search", json={"filter": "many = 1"})
+    prefix = "Index `movies`: Attribute `many` is not filterable."
+    assert_error(search, "invalid_search_filter", prefix=prefix)
+
+
 def test_delete_by_filter(cluster: RunningCluster) -> None:
     uid = f"deletion-{len(cluster.args)}"
     make_index(cluster, uid, DOCS, SETTINGS)
