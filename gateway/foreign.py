@@ -14,7 +14,8 @@ reads are not hydrated, as in the reference.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import asyncio
+from collections.abc import Awaitable, Iterator
 from typing import Any
 
 import orjson
@@ -116,18 +117,40 @@ async def _matching_ids(app: Sanic, foreign_uid: str, condition: str, text: str)
     return [str(doc[primary_key]) for doc in documents if primary_key in doc]
 
 
-async def hydrate(app: Sanic, uid: str, hits: list[Any]) -> None:
+def foreign_keys_soon(app: Sanic, uid: str) -> asyncio.Future[list[dict[str, str]]] | None:
+    """The index's foreign keys, asked for now so that the round trip overlaps the search; None while
+    the feature is off. The caller awaits or cancels it."""
+    if not app.ctx.features.enabled("foreignKeys"):
+        return None
+    return asyncio.ensure_future(_foreign_keys(app, uid))
+
+
+def drop(future: asyncio.Future[Any]) -> None:
+    """Give up a ``foreign_keys_soon`` answer, whether it came (even as an error) or not."""
+    future.cancel()
+    future.add_done_callback(lambda done: done.cancelled() or done.exception())
+
+
+async def hydrate(
+    app: Sanic, uid: str, hits: list[Any], keys: Awaitable[list[dict[str, str]]] | None = None
+) -> None:
     """Replace, in place, the foreign key fields of ``hits`` (of index ``uid``; objects, or JSON
-    fragments as the shards sent them) by the foreign documents."""
-    if not hits or not app.ctx.features.enabled("foreignKeys"):
+    fragments as the shards sent them) by the foreign documents. ``keys``: from ``foreign_keys_soon``."""
+    if keys is None:
+        keys = foreign_keys_soon(app, uid)
+    if keys is None:
         return
-    keys = await _foreign_keys(app, uid)
-    if not keys:
+    if not hits:
+        if isinstance(keys, asyncio.Future):
+            drop(keys)
+        return
+    foreign = await keys
+    if not foreign:
         return
     for position, hit in enumerate(hits):
         if isinstance(hit, orjson.Fragment):
             hits[position] = orjson.loads(orjson.dumps(hit))  # a Fragment does not expose its bytes
-    for key in keys:
+    for key in foreign:
         field = key["fieldName"]
         holders = [hit for hit in hits if field in hit]
         wanted = sorted({ident for hit in holders for ident in _ids(hit[field])})
@@ -187,13 +210,16 @@ def _hydrated(value: Any, shown: Any, documents: dict[str, dict[str, Any]], top:
 async def _documents(app: Sanic, foreign_uid: str, ids: list[str]) -> dict[str, dict[str, Any]]:
     """The foreign index's documents with these ids, as its ``displayedAttributes`` show them."""
     cluster = app.ctx.cluster
-    index = await cluster.ask_scheduler("GetIndex", {"uid": foreign_uid})
-    primary_key = index.get("primaryKey")
-    if primary_key is None or not ids:
-        return {}
-    settings = await cluster.ask_scheduler("GetSettings", {"uid": foreign_uid})
     query = {"index": foreign_uid, "offset": 0, "limit": len(ids), "ids": ids, "filter": None, "sort": None}
-    replies = await cluster.ask_shards("GetDocuments", query)
+    # One round: a missing index fails GetIndex (index_not_found), and then the rest is dropped.
+    index, settings, replies = await asyncio.gather(
+        cluster.ask_scheduler("GetIndex", {"uid": foreign_uid}),
+        cluster.ask_scheduler("GetSettings", {"uid": foreign_uid}),
+        cluster.ask_shards("GetDocuments", query) if ids else _no_replies(),
+    )
+    primary_key = index.get("primaryKey")
+    if primary_key is None:
+        return {}
     displayed = settings["displayedAttributes"]
     found = merge_shard_pages([reply["results"] for reply in replies], 0, len(ids))
     return {
@@ -210,6 +236,10 @@ def refuse_foreign(tree: Filter | None, features_on: bool) -> None:
             check_experimental(node, contains_filter=True, multimodal=True, foreign_keys=False)
         message = located("Filter condition `_foreign` is not supported for this endpoint.", node.field.span)
         raise ApiError("invalid_document_filter", message)
+
+
+async def _no_replies() -> list[Any]:
+    return []
 
 
 def _quoted(text: str) -> str:

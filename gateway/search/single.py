@@ -9,7 +9,7 @@ from typing import Any
 from sanic import Sanic
 
 from common.timing import Steps
-from gateway.foreign import hydrate
+from gateway.foreign import drop, foreign_keys_soon, hydrate
 from gateway.search.details import PrimaryKeys, add_details, permitted, query_metadata
 from gateway.search.params import page_window
 from gateway.search.response import search_response
@@ -29,9 +29,15 @@ async def run_search(
     started = time.perf_counter()
     search_steps = permitted(steps)
     window = page_window(params)
-    found = await search_index(app, uid, params, window[0] + window[1], search_steps)
+    foreign_keys = foreign_keys_soon(app, uid)
+    try:
+        found = await search_index(app, uid, params, window[0] + window[1], search_steps)
+    except BaseException:
+        if foreign_keys is not None:
+            drop(foreign_keys)
+        raise
     body = search_response(found, params, window, started)
-    await hydrate(app, uid, body["hits"])
+    await hydrate(app, uid, body["hits"], foreign_keys)
     if index_field:
         body = {"indexUid": uid, **body}
     if search_steps is not None:
