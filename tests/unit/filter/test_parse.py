@@ -11,6 +11,7 @@ from common.filter.ast import (
     Contains,
     Exists,
     Filter,
+    Foreign,
     In,
     IsEmpty,
     IsNull,
@@ -450,3 +451,36 @@ def test_depth_limit() -> None:
 
 def test_unprintable_characters_are_escaped_in_messages() -> None:
     assert error("x\u0001 = 1") == f"{OPERATIONS} at `x\\u{{1}} = 1`.\n1:7 x\u0001 = 1"
+
+
+def test_foreign_conditions_keep_their_place_and_condition() -> None:
+    text = "year > 1 OR\n_foreign(author, country = fr )"
+    tree = parse_filter(text)
+    assert isinstance(tree, Or)
+    node = tree.children[1]
+    assert isinstance(node, Foreign)
+    assert node.field.text == "author" and text[node.start : node.end] == "_foreign(author, country = fr )"
+    assert isinstance(node.condition, Compare) and node.condition.field.text == "country"
+    # Blanked around the condition, line breaks kept: errors found in it point into ``text``.
+    assert node.inner == "           \n                 country = fr "
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (
+            "_foreign(author country = fr)",
+            "Was expecting a field name and an condition inside `_foreign(..)` filter but instead found"
+            " `country = fr)`.\n17:30 _foreign(author country = fr)",
+        ),
+        (
+            "_foreign(author, country = fr",
+            "Was expecting a field name and an condition inside `_foreign(..)` filter but instead found"
+            " ``.\n30:30 _foreign(author, country = fr",
+        ),
+    ],
+)
+def test_malformed_foreign_conditions(text: str, message: str) -> None:
+    with pytest.raises(FilterError) as raised:
+        parse_filter(text)
+    assert raised.value.message == message
