@@ -26,6 +26,7 @@ from scheduler.queries import Processing
 from scheduler.settings import run_settings_batch
 from scheduler.shards import ShardClients
 from scheduler.store import SchedulerStore, new_index_record
+from scheduler.swaps import plan_swap
 from scheduler.tasks import (
     CANCELED,
     ENQUEUED,
@@ -247,54 +248,12 @@ class Executor:
         return {task["uid"]: Outcome(SUCCEEDED)}, changes
 
     async def _swap(self, task: dict[str, Any], batch_uid: int) -> tuple[dict[int, Outcome], list]:
-        swaps = task["params"]["swaps"]
-        missing = [
-            uid
-            for swap in swaps
-            for uid in (swap["indexes"] if not swap.get("rename") else swap["indexes"][:1])
-            if self.store.get_index(uid) is None
-        ]
-        if missing:
-            message = (
-                f"Index `{missing[0]}` not found."
-                if len(missing) == 1
-                else "Indexes " + ", ".join(f"`{m}`" for m in missing) + " not found."
-            )
-            return {task["uid"]: Outcome(FAILED, error=ApiError("index_not_found", message).to_dict())}, []
-        for swap in swaps:
-            a, b = swap["indexes"]
-            if swap.get("rename") and self.store.get_index(b) is not None:
-                message = (
-                    f"Cannot rename `{a}` to `{b}` as the index already exists. "
-                    f"Hint: You can remove `{b}` first and then do your remove."
-                )
-                return {
-                    task["uid"]: Outcome(FAILED, error=ApiError("index_already_exists", message).to_dict())
-                }, []
-        operations: list[dict[str, Any]] = []
-        changes: list[tuple[str, Any]] = []
-        relabel: dict[str, str] = {}
-        now = now_ns()
-        for swap in swaps:
-            a, b = swap["indexes"]
-            index_a = self.store.get_index(a)
-            assert index_a is not None
-            if swap.get("rename"):
-                operations.append({"op": "renameIndex", "from": a, "to": b})
-                changes += [("delete", a), ("put", {**index_a, "uid": b, "updatedNs": now})]
-                relabel[a] = b
-            else:
-                index_b = self.store.get_index(b)
-                assert index_b is not None
-                operations.append({"op": "swapIndexes", "a": a, "b": b})
-                changes += [
-                    ("put", {**index_b, "uid": a, "updatedNs": now}),
-                    ("put", {**index_a, "uid": b, "updatedNs": now}),
-                ]
-                relabel[a], relabel[b] = b, a
-        await self._dispatch(batch_uid, [list(operations) for _ in range(self.shards.count)], False)
-        changes.append(("relabel", relabel))
-        return {task["uid"]: Outcome(SUCCEEDED)}, changes
+        try:
+            plan = plan_swap(self.store, task["params"]["swaps"])
+        except ApiError as error:
+            return {task["uid"]: Outcome(FAILED, error=error.to_dict())}, []
+        await self._dispatch(batch_uid, [list(plan.operations) for _ in range(self.shards.count)], False)
+        return {task["uid"]: Outcome(SUCCEEDED)}, plan.changes
 
     async def _index_batch(
         self, tasks: list[dict[str, Any]], batch_uid: int, abortable: bool
