@@ -22,6 +22,7 @@ from common.timefmt import format_duration, now_ns
 from scheduler.batch_records import aggregate_details, apply_catalog_change, batch_error
 from scheduler.batching import BatchPlan, Limits, plan_next_batch
 from scheduler.documents import plan_documents
+from scheduler.progress import TOP_STEPS, Progress
 from scheduler.queries import Processing
 from scheduler.settings import run_settings_batch
 from scheduler.shards import ShardClients
@@ -39,6 +40,9 @@ from scheduler.tasks import (
 )
 
 log = get_logger(__name__)
+
+_DOCUMENT_STEPS = ("reading payloads", "preparing documents", "applying on shards")
+"""A document batch: its stored payloads, their partitioning and checks, every shard applying its part."""
 
 
 async def _nothing() -> None:
@@ -94,10 +98,13 @@ class Executor:
             await self.shards.abort(self.processing.batch_uid)
 
     async def _run(self, plan: BatchPlan, batch_uid: int, started: int, abortable: bool) -> None:
-        self.processing = Processing(batch_uid, started, BitMap(t["uid"] for t in plan.tasks))
+        self.processing = Processing(
+            batch_uid, started, BitMap(t["uid"] for t in plan.tasks), plan.strategy
+        )
         self._abort_requested = False
         try:
-            outcomes, catalog = await self._execute(plan, batch_uid, abortable)
+            with self.processing.progress.step(TOP_STEPS, 0):
+                outcomes, catalog = await self._execute(plan, batch_uid, abortable)
         except BatchAborted:
             log.info("batch rolled back by a cancelation", batch_uid=batch_uid)
             with self.store.write() as txn:
@@ -108,8 +115,13 @@ class Executor:
             log.error("batch failed", batch_uid=batch_uid, exc_info=error)
             failure = batch_error(error).to_dict()
             outcomes, catalog = {t["uid"]: Outcome(FAILED, error=failure) for t in plan.tasks}, []
-        self._commit(plan, batch_uid, started, outcomes, catalog)
+        self._commit(plan, batch_uid, started, outcomes, catalog, self.processing.progress)
         self.processing = None
+
+    @property
+    def _progress(self) -> Progress:
+        assert self.processing is not None, "only a running batch has progress"
+        return self.processing.progress
 
     def _commit(
         self,
@@ -118,9 +130,11 @@ class Executor:
         started: int,
         outcomes: dict[int, Outcome],
         catalog: list[tuple[str, Any]],
+        progress: Progress,
     ) -> None:
         finished = now_ns()
-        with self.store.write() as txn:
+        # The batch's trace closes with this step, still running as the batch record is written.
+        with self.store.write() as txn, progress.step(TOP_STEPS, 1):
             for change, value in catalog:
                 apply_catalog_change(txn, change, value)
             statuses: dict[str, int] = {}
@@ -151,6 +165,7 @@ class Executor:
                         "status": statuses,
                         "types": types,
                         "indexUids": indexes,
+                        "progressTrace": progress.trace(),
                     },
                     "duration": format_duration(finished - started),
                     "startedNs": started,
@@ -186,8 +201,18 @@ class Executor:
     async def _dispatch(
         self, batch_uid: int, operations: list[list[dict[str, Any]]], abortable: bool
     ) -> dict:
-        """Apply on every shard; if only some rolled back after a cancel, finish them: too late to cancel."""
-        replies = await self.shards.apply(batch_uid, operations, abortable)
+        """Apply on every shard; if only some rolled back after a cancel, finish them: too late to cancel.
+
+        Each shard's answer is counted in the batch's progress; its time (``shard k``) and the
+        steps it timed itself go to the batch's trace.
+        """
+        with self._progress.count("shard", len(operations)) as answers:
+            replies = await self.shards.apply(
+                batch_uid,
+                operations,
+                abortable,
+                lambda shard, result: answers.done(f"shard {shard}", result.get("steps")),
+            )
         aborted = [shard for shard, (_, was_aborted) in enumerate(replies) if was_aborted]
         if aborted and len(aborted) == len(replies):
             raise BatchAborted
@@ -290,26 +315,29 @@ class Executor:
                 runnable.append(task)
         if not runnable:
             return outcomes, changes
-        payloads = {
-            t["uid"]: self.store.get_payload(t["uid"]) or b"[]"
-            for t in runnable
-            if t["type"] == "documentAdditionOrUpdate"
-        }
+        with self._progress.step(_DOCUMENT_STEPS, 0):
+            payloads = {
+                t["uid"]: self.store.get_payload(t["uid"]) or b"[]"
+                for t in runnable
+                if t["type"] == "documentAdditionOrUpdate"
+            }
         primary_key = index["primaryKey"] if index else None
         settings = index.get("settings", {}) if index else {}
-        plan = await asyncio.to_thread(
-            plan_documents,
-            uid,
-            runnable,
-            payloads,
-            primary_key,
-            self.shards.count,
-            uses_geo(settings),
-            uses_geojson(settings),
-        )
+        with self._progress.step(_DOCUMENT_STEPS, 1):
+            plan = await asyncio.to_thread(
+                plan_documents,
+                uid,
+                runnable,
+                payloads,
+                primary_key,
+                self.shards.count,
+                uses_geo(settings),
+                uses_geojson(settings),
+            )
         if self._abort_requested:
             raise BatchAborted
-        counts = await self._dispatch(batch_uid, plan.operations, abortable)
+        with self._progress.step(_DOCUMENT_STEPS, 2):
+            counts = await self._dispatch(batch_uid, plan.operations, abortable)
         for task in runnable:
             task_counts = counts.get(str(task["uid"]), {})
             error = plan.failures.get(task["uid"]) or task_counts.pop("error", None)

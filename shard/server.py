@@ -22,7 +22,7 @@ from common.logging import get_logger
 from common.process import wait_for_stop_signal
 from common.rpc import health_pb2, json_pb2, shard_pb2, shard_pb2_grpc
 from common.rpc.channels import aio_server
-from common.timing import timed
+from common.timing import Steps, timed
 from shard.index import BatchAborted
 from shard.query.search import HIT
 from shard.store import ShardStore
@@ -124,9 +124,10 @@ class ShardService(shard_pb2_grpc.ShardServicer):
             operations = orjson.loads(request.operations_json)
         flag = self._abort_flags.setdefault(request.batch_uid, threading.Event())
         should_abort = flag.is_set if request.abortable else (lambda: False)
+        steps = Steps()
         try:
             result = await asyncio.to_thread(
-                self.store.apply_batch, request.batch_uid, operations, should_abort
+                self.store.apply_batch, request.batch_uid, operations, should_abort, steps
             )
         except BatchAborted:
             return shard_pb2.ApplyBatchReply(aborted=True)
@@ -137,7 +138,8 @@ class ShardService(shard_pb2_grpc.ShardServicer):
             await context.abort(status, f"{self.name}: {error}")
         finally:
             self._abort_flags.pop(request.batch_uid, None)
-        return shard_pb2.ApplyBatchReply(result_json=orjson.dumps(result))
+        # The steps are this call's (the batch's progress trace), never part of the recorded result.
+        return shard_pb2.ApplyBatchReply(result_json=orjson.dumps({**result, "steps": steps.durations}))
 
     async def AbortBatch(
         self, request: shard_pb2.AbortBatchRequest, context: grpc.aio.ServicerContext

@@ -52,10 +52,14 @@ class ShardStore:
         self.env.close()
 
     def apply_batch(
-        self, batch_uid: int, operations: list[Operation], should_abort: Callable[[], bool] = _never
+        self,
+        batch_uid: int,
+        operations: list[Operation],
+        should_abort: Callable[[], bool] = _never,
+        steps: Steps | None = None,
     ) -> BatchResult:
         try:
-            return apply_batch(self.env, self.codec, batch_uid, operations, should_abort)
+            return apply_batch(self.env, self.codec, batch_uid, operations, should_abort, steps)
         finally:
             self.cache.invalidate()
 
