@@ -153,3 +153,81 @@ def test_retrieve_vectors_must_be_a_boolean(cluster: RunningCluster) -> None:
     assert multi.status_code == 400
     assert multi.json()["code"] == "invalid_search_retrieve_vectors"
     assert multi.json()["message"].startswith("Invalid value type at `.queries[0].retrieveVectors`")
+
+
+def test_user_vectors_are_stored_in_their_normal_form(cluster: RunningCluster) -> None:
+    """Without an embedder the shape is checked and kept: arrays as sent, ``null`` as ``[]``, an
+    explicit object as ``{regenerate, embeddings}`` (as the reference stores them)."""
+    index = client_for(cluster).index("vectors-stored")
+    docs = [
+        {"id": "a", "_vectors": {"one": [1, 2], "many": [[1], [2, 3]], "none": None}},
+        {
+            "id": "b",
+            "_vectors": {"kept": {"embeddings": [0.5], "regenerate": True}, "bare": {"regenerate": False}},
+        },
+        {"id": "c", "_vectors": {}},
+    ]
+    assert wait_task(cluster, index.add_documents(docs).task_uid)["status"] == "succeeded"
+    url = f"{cluster.url}/indexes/vectors-stored/documents"
+    got = httpx.get(url, params={"retrieveVectors": "true"}).json()["results"]
+    assert got == [
+        {"id": "a", "_vectors": {"one": [1, 2], "many": [[1], [2, 3]], "none": []}},
+        {
+            "id": "b",
+            "_vectors": {
+                "kept": {"regenerate": True, "embeddings": [0.5]},
+                "bare": {"regenerate": False, "embeddings": None},
+            },
+        },
+        {"id": "c", "_vectors": {}},
+    ]
+    assert list(got[1]["_vectors"]["kept"]) == ["regenerate", "embeddings"]
+
+
+def test_a_bad_vectors_field_fails_its_task_only(cluster: RunningCluster) -> None:
+    index = client_for(cluster).index("vectors-bad")
+    prefix = "Index `vectors-bad`: Bad embedder configuration in the document with id: "
+    shapes = "an array of floats, an array of arrays of floats, or an object"
+    cases = [
+        (
+            {"id": 4, "_vectors": 5},
+            "`4`. Expected `._vectors` to be an object of embedder names, but got the integer `5`",
+        ),
+        (
+            {"id": "s", "_vectors": None},
+            "`s`. Expected `._vectors` to be an object of embedder names, but got null",
+        ),
+        (
+            {"id": "a1", "_vectors": {"x": "abc"}},
+            f"`a1`. Expected `._vectors.x` to be {shapes} with at least the field `regenerate`, but got"
+            " the string `abc`",
+        ),
+        (
+            {"id": "a2", "_vectors": {"x": 1.5}},
+            f"`a2`. Expected `._vectors.x` to be {shapes} with at least the field `regenerate`, but got"
+            " the number `1.5`",
+        ),
+        (
+            {"id": "b2", "_vectors": {"x": {"embeddings": [1]}}},
+            f"`b2`. Missing field `._vectors.x.regenerate`\n  - note: `._vectors.x` must be {shapes}"
+            " with field `regenerate`",
+        ),
+        (
+            {"id": "a4", "_vectors": {"x": {"regenerate": "yes"}}},
+            '`a4`. Could not parse `._vectors.x.regenerate`: invalid type: string "yes", expected a boolean',
+        ),
+        (
+            {"id": "a9", "_vectors": {"x": {"regenerate": True, "foo": 2}}},
+            "`a9`. Could not parse `._vectors.x`: unknown field `foo`, expected `regenerate` or `embeddings`",
+        ),
+    ]
+    good = index.add_documents([{"id": "fine", "_vectors": {"x": [1.0]}}]).task_uid
+    bad = [index.add_documents([document]).task_uid for document, _ in cases]
+    assert wait_task(cluster, good)["status"] == "succeeded"
+    for task_uid, (_, message) in zip(bad, cases, strict=True):
+        task = wait_task(cluster, task_uid)
+        assert task["status"] == "failed"
+        assert task["error"]["code"] == "invalid_vectors_type"
+        assert task["error"]["type"] == "invalid_request"
+        assert task["error"]["message"] == prefix + message
+    assert index.get_documents().total == 1
