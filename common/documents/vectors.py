@@ -71,34 +71,40 @@ def _explicit(prefix: str, path: str, value: dict[str, Any]) -> dict[str, Any]:
     return {"regenerate": regenerate, "embeddings": value.get("embeddings")}
 
 
+_NAMES: dict[str, tuple[str, str]] = {
+    "null": ("null", "null"),
+    "boolean": ("the boolean `{json}`", "boolean `{json}`"),
+    "integer": ("the integer `{json}`", "integer `{json}`"),
+    "float": ("the number `{json}`", "floating point `{json}`"),
+    "string": ("the string `{raw}`", "string {json}"),
+    "array": ("an array", "sequence"),
+    "object": ("an object", "map"),
+}
+"""Per JSON kind: how the reference's own messages name a value, and how its JSON deserializer does."""
+
+
 def _described(value: Any) -> str:
-    """``the integer `5```, as the reference names an unexpected value."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return f"the boolean `{orjson.dumps(value).decode()}`"
-    if isinstance(value, int):
-        return f"the integer `{value}`"
-    if isinstance(value, float):
-        return f"the number `{value}`"
-    if isinstance(value, str):
-        return f"the string `{value}`"
-    return "an array"
+    """``the integer `5```, as the reference's messages name an unexpected value."""
+    return _NAMES[_kind(value)][0].format(raw=value, json=orjson.dumps(value).decode())
 
 
 def _serde_kind(value: Any) -> str:
     """``string "yes"``: how a JSON deserializer names a value of the wrong type."""
+    return _NAMES[_kind(value)][1].format(raw=value, json=orjson.dumps(value).decode())
+
+
+def _kind(value: Any) -> str:
     if value is None:
         return "null"
-    if isinstance(value, str):
-        return f"string {orjson.dumps(value).decode()}"
     if isinstance(value, bool):
-        return f"boolean `{orjson.dumps(value).decode()}`"
+        return "boolean"
     if isinstance(value, int):
-        return f"integer `{value}`"
+        return "integer"
     if isinstance(value, float):
-        return f"floating point `{value}`"
-    return "sequence" if isinstance(value, list) else "map"
+        return "float"
+    if isinstance(value, str):
+        return "string"
+    return "array" if isinstance(value, list) else "object"
 
 
 _ABSENT: Any = object()
