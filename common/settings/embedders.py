@@ -45,6 +45,7 @@ _TEMPLATE: Final = {
     "documentTemplate": DEFAULT_DOCUMENT_TEMPLATE,
     "documentTemplateMaxBytes": DEFAULT_DOCUMENT_TEMPLATE_MAX_BYTES,
 }
+_FRAGMENTS: Final = ("indexingFragments", "searchFragments")
 _SOURCE_DEFAULTS: Final[dict[str, dict[str, Any]]] = {
     "openAi": {"model": "text-embedding-3-small", **_TEMPLATE},
     "huggingFace": {"model": DEFAULT_HUGGING_FACE_MODEL, "pooling": "useModel", **_TEMPLATE},
@@ -72,7 +73,11 @@ def resolved_embedder(embedder: dict[str, Any], *, search_side: bool = False) ->
     values: dict[str, Any] = {"source": source, **copy.deepcopy(_SOURCE_DEFAULTS.get(source, {})), **embedder}
     if source == "huggingFace" and values["model"] == DEFAULT_HUGGING_FACE_MODEL:
         values.setdefault("revision", DEFAULT_HUGGING_FACE_REVISION)
-    if search_side:
+    for name in _FRAGMENTS:
+        if values.get(name) == {}:
+            del values[name]  # no fragments: shown as not set
+    # Fragments (multimodal) render documents instead of a template.
+    if search_side or any(name in values for name in _FRAGMENTS):
         for name in _TEMPLATE:
             if name not in embedder:
                 values.pop(name, None)

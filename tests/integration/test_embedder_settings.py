@@ -94,6 +94,73 @@ SHOWN: dict[str, Any] = {
 }
 
 
+REST_BATCH = {
+    "source": "rest",
+    "url": "http://127.0.0.1:9/a",
+    "request": {"input": ["{{text}}", "{{..}}"]},
+    "response": {"data": ["{{embedding}}", "{{..}}"]},
+    "dimensions": 3,
+}
+FRAGMENTS = {
+    "indexingFragments": {"t": {"value": {"input": "{{doc.title}}"}}},
+    "searchFragments": {"q": {"value": {"input": "{{q}}"}}},
+}
+REST_SHOWN = {
+    "source": "rest",
+    "dimensions": 3,
+    "url": "http://127.0.0.1:9/a",
+    "request": REST_BATCH["request"],
+    "response": REST_BATCH["response"],
+    "headers": {},
+}
+SENT_MULTIMODAL: dict[str, Any] = {
+    "both": {"source": "composite", "searchEmbedder": REST_BATCH, "indexingEmbedder": REST_BATCH},
+    "frag": {
+        **REST_BATCH,
+        **FRAGMENTS,
+        "request": {"input": "{{fragment}}"},
+        "response": {"data": "{{embedding}}"},
+    },
+    "nofrag": {**REST_BATCH, "indexingFragments": {}, "searchFragments": {}},
+}
+SHOWN_MULTIMODAL: dict[str, Any] = {
+    # the search side renders no documents: no template there
+    "both": {
+        "source": "composite",
+        "searchEmbedder": REST_SHOWN,
+        "indexingEmbedder": {
+            "source": "rest",
+            "dimensions": 3,
+            **DEFAULT_TEMPLATE,
+            "url": "http://127.0.0.1:9/a",
+            "request": REST_BATCH["request"],
+            "response": REST_BATCH["response"],
+            "headers": {},
+        },
+    },
+    # fragments replace the template
+    "frag": {
+        "source": "rest",
+        "dimensions": 3,
+        "url": "http://127.0.0.1:9/a",
+        **FRAGMENTS,
+        "request": {"input": "{{fragment}}"},
+        "response": {"data": "{{embedding}}"},
+        "headers": {},
+    },
+    # empty fragment maps are as good as none
+    "nofrag": {
+        "source": "rest",
+        "dimensions": 3,
+        **DEFAULT_TEMPLATE,
+        "url": "http://127.0.0.1:9/a",
+        "request": REST_BATCH["request"],
+        "response": REST_BATCH["response"],
+        "headers": {},
+    },
+}
+
+
 def _ordered(value: Any) -> Any:
     """JSON with every object's key order made visible (dict equality ignores it)."""
     if isinstance(value, dict):
@@ -121,6 +188,17 @@ def test_reads_fill_in_each_source_defaults_in_the_reference_order(cluster: Runn
     reset = (tuned["documentTemplate"], tuned["documentTemplateMaxBytes"], tuned["headers"])
     assert reset == (TEMPLATE, 400, {})
     assert tuned["distribution"] == {"mean": 0.7, "sigma": 0.1}
+
+
+def test_composite_and_fragment_embedders_show_what_renders_documents(cluster: RunningCluster) -> None:
+    """As the reference shows them (checked with a local embedding server it could reach)."""
+    features = {"compositeEmbedders": True, "multimodal": True}
+    assert httpx.patch(f"{cluster.url}/experimental-features", json=features).status_code == 200
+    index = client_for(cluster).index("embedder-multimodal")
+    task = wait_task(cluster, index.update_embedders(SENT_MULTIMODAL).task_uid)
+    assert task["status"] == "succeeded", task
+    shown = httpx.get(f"{cluster.url}/indexes/embedder-multimodal/settings/embedders").json()
+    assert _ordered(shown) == _ordered(SHOWN_MULTIMODAL)
 
 
 def test_the_client_reads_the_resolved_settings(cluster: RunningCluster) -> None:
