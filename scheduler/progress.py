@@ -65,7 +65,11 @@ class Progress:
         return _SEPARATOR.join(names)
 
     def _record(self, path: str, started_ns: int) -> None:
-        self._trace[path] = time.monotonic_ns() - started_ns
+        self._add(path, time.monotonic_ns() - started_ns)
+
+    def _add(self, path: str, nanoseconds: int) -> None:
+        """A step run several times in a batch (a second round on the shards) sums its runs."""
+        self._trace[path] = self._trace.get(path, 0) + nanoseconds
 
     def view(self) -> dict[str, object]:
         """``{"steps": [{currentStep, finished, total}], "percentage"}``: each level's share of its
@@ -102,5 +106,5 @@ class Counter:
         self._level.finished += 1
         path = f"{self._progress._path(self._level)}{_SEPARATOR}{label}"
         for name, nanoseconds in (steps or {}).items():
-            self._progress._trace[f"{path}{_SEPARATOR}{name}"] = nanoseconds
+            self._progress._add(f"{path}{_SEPARATOR}{name}", nanoseconds)
         self._progress._record(path, self._level.started_ns)
