@@ -16,6 +16,27 @@ TEMPLATE = (
 )
 DEFAULT_TEMPLATE = {"documentTemplate": TEMPLATE, "documentTemplateMaxBytes": 400}
 
+REST_BATCH = {
+    "source": "rest",
+    "url": "http://127.0.0.1:9/a",
+    "request": {"input": ["{{text}}", "{{..}}"]},
+    "response": {"data": ["{{embedding}}", "{{..}}"]},
+    "dimensions": 3,
+}
+FRAGMENTS = {
+    "indexingFragments": {"t": {"value": {"input": "{{doc.title}}"}}},
+    "searchFragments": {"q": {"value": {"input": "{{q}}"}}},
+}
+REST_SHOWN = {
+    "source": "rest",
+    "dimensions": 3,
+    "url": "http://127.0.0.1:9/a",
+    "request": REST_BATCH["request"],
+    "response": REST_BATCH["response"],
+    "headers": {},
+}
+REST_TEMPLATED = {"source": "rest", "dimensions": 3, **DEFAULT_TEMPLATE, **REST_SHOWN}
+"""The same embedder rendering documents: the default template, in its place among the fields."""
 SENT: dict[str, Any] = {
     "manual": {"dimensions": 3, "source": "userProvided"},
     "rest": {
@@ -71,13 +92,10 @@ SHOWN: dict[str, Any] = {
         **DEFAULT_TEMPLATE,
     },
     "rest": {
-        "source": "rest",
-        "dimensions": 3,
-        **DEFAULT_TEMPLATE,
+        **REST_TEMPLATED,
         "url": "http://127.0.0.1:9/embed",
         "request": {"input": "{{text}}"},
         "response": {"data": "{{embedding}}"},
-        "headers": {},
     },
     "tuned": {
         "source": "rest",
@@ -94,25 +112,6 @@ SHOWN: dict[str, Any] = {
 }
 
 
-REST_BATCH = {
-    "source": "rest",
-    "url": "http://127.0.0.1:9/a",
-    "request": {"input": ["{{text}}", "{{..}}"]},
-    "response": {"data": ["{{embedding}}", "{{..}}"]},
-    "dimensions": 3,
-}
-FRAGMENTS = {
-    "indexingFragments": {"t": {"value": {"input": "{{doc.title}}"}}},
-    "searchFragments": {"q": {"value": {"input": "{{q}}"}}},
-}
-REST_SHOWN = {
-    "source": "rest",
-    "dimensions": 3,
-    "url": "http://127.0.0.1:9/a",
-    "request": REST_BATCH["request"],
-    "response": REST_BATCH["response"],
-    "headers": {},
-}
 SENT_MULTIMODAL: dict[str, Any] = {
     "both": {"source": "composite", "searchEmbedder": REST_BATCH, "indexingEmbedder": REST_BATCH},
     "frag": {
@@ -125,19 +124,7 @@ SENT_MULTIMODAL: dict[str, Any] = {
 }
 SHOWN_MULTIMODAL: dict[str, Any] = {
     # the search side renders no documents: no template there
-    "both": {
-        "source": "composite",
-        "searchEmbedder": REST_SHOWN,
-        "indexingEmbedder": {
-            "source": "rest",
-            "dimensions": 3,
-            **DEFAULT_TEMPLATE,
-            "url": "http://127.0.0.1:9/a",
-            "request": REST_BATCH["request"],
-            "response": REST_BATCH["response"],
-            "headers": {},
-        },
-    },
+    "both": {"source": "composite", "searchEmbedder": REST_SHOWN, "indexingEmbedder": REST_TEMPLATED},
     # fragments replace the template
     "frag": {
         "source": "rest",
@@ -149,15 +136,7 @@ SHOWN_MULTIMODAL: dict[str, Any] = {
         "headers": {},
     },
     # empty fragment maps are as good as none
-    "nofrag": {
-        "source": "rest",
-        "dimensions": 3,
-        **DEFAULT_TEMPLATE,
-        "url": "http://127.0.0.1:9/a",
-        "request": REST_BATCH["request"],
-        "response": REST_BATCH["response"],
-        "headers": {},
-    },
+    "nofrag": REST_TEMPLATED,
 }
 
 
