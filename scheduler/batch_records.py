@@ -42,19 +42,23 @@ def _relabel_tasks(txn: Txn, mapping: dict[str, str]) -> None:
         txn.put_task(record, previous)
 
 
-def aggregate_details(tasks: list[dict[str, Any]], outcomes: dict[int, Outcome]) -> dict[str, Any]:
+def aggregate_details(tasks: list[dict[str, Any]], outcomes: dict[int, Outcome] | None) -> dict[str, Any]:
     """Sum the tasks' counts (unknown counts of failed tasks count as 0); a later task's other values win.
 
     Other values are settings, filters and the like: the batch shows their merged effect.
+    ``outcomes`` None: the batch is still running, and a count no task knows yet stays null.
     """
     details: dict[str, Any] = {}
     for task in tasks:
-        counts = outcomes[task["uid"]].counts
+        counts = outcomes[task["uid"]].counts if outcomes is not None else {}
         for name, value in (task["details"] or {}).items():
             counted = counts.get(name, value)
             if name in COUNT_DETAILS:
                 previous = details.get(name)
-                details[name] = (previous if isinstance(previous, int) else 0) + (counted or 0)
+                if counted is None and outcomes is None:
+                    details.setdefault(name, None)
+                else:
+                    details[name] = (previous if isinstance(previous, int) else 0) + (counted or 0)
             else:
                 details[name] = counted
     return details

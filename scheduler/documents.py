@@ -10,6 +10,7 @@ import orjson
 from common.documents import DocumentError, extract_document_id, infer_primary_key
 from common.documents.geo import check_geo
 from common.documents.geojson import check_geojson
+from common.documents.vectors import normalize_vectors
 from common.features import FilterFeatures
 from common.gcpause import gc_paused
 from common.partition import shard_of
@@ -102,6 +103,7 @@ def _plan_addition(
     per_shard: list[list[list[Any]]] = [[] for _ in range(shard_count)]
     for position, document in enumerate(documents):
         external_id = extract_document_id(document, primary_key)
+        normalize_vectors(index_uid, document, external_id)
         if plan.geo:
             check_geo(index_uid, document, document[primary_key])
         if plan.geojson:

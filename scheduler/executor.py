@@ -22,10 +22,12 @@ from common.timefmt import format_duration, now_ns
 from scheduler.batch_records import aggregate_details, apply_catalog_change, batch_error
 from scheduler.batching import BatchPlan, Limits, plan_next_batch
 from scheduler.documents import plan_documents
+from scheduler.progress import TOP_STEPS, Progress
 from scheduler.queries import Processing
 from scheduler.settings import run_settings_batch
 from scheduler.shards import ShardClients
 from scheduler.store import SchedulerStore, new_index_record
+from scheduler.swaps import plan_swap
 from scheduler.tasks import (
     CANCELED,
     ENQUEUED,
@@ -38,6 +40,9 @@ from scheduler.tasks import (
 )
 
 log = get_logger(__name__)
+
+_DOCUMENT_STEPS = ("reading payloads", "preparing documents", "applying on shards")
+"""A document batch: its stored payloads, their partitioning and checks, every shard applying its part."""
 
 
 async def _nothing() -> None:
@@ -93,10 +98,13 @@ class Executor:
             await self.shards.abort(self.processing.batch_uid)
 
     async def _run(self, plan: BatchPlan, batch_uid: int, started: int, abortable: bool) -> None:
-        self.processing = Processing(batch_uid, started, BitMap(t["uid"] for t in plan.tasks))
+        self.processing = Processing(
+            batch_uid, started, BitMap(t["uid"] for t in plan.tasks), plan.strategy
+        )
         self._abort_requested = False
         try:
-            outcomes, catalog = await self._execute(plan, batch_uid, abortable)
+            with self.processing.progress.step(TOP_STEPS, 0):
+                outcomes, catalog = await self._execute(plan, batch_uid, abortable)
         except BatchAborted:
             log.info("batch rolled back by a cancelation", batch_uid=batch_uid)
             with self.store.write() as txn:
@@ -107,8 +115,13 @@ class Executor:
             log.error("batch failed", batch_uid=batch_uid, exc_info=error)
             failure = batch_error(error).to_dict()
             outcomes, catalog = {t["uid"]: Outcome(FAILED, error=failure) for t in plan.tasks}, []
-        self._commit(plan, batch_uid, started, outcomes, catalog)
+        self._commit(plan, batch_uid, started, outcomes, catalog, self.processing.progress)
         self.processing = None
+
+    @property
+    def _progress(self) -> Progress:
+        assert self.processing is not None, "only a running batch has progress"
+        return self.processing.progress
 
     def _commit(
         self,
@@ -117,9 +130,11 @@ class Executor:
         started: int,
         outcomes: dict[int, Outcome],
         catalog: list[tuple[str, Any]],
+        progress: Progress,
     ) -> None:
         finished = now_ns()
-        with self.store.write() as txn:
+        # The batch's trace closes with this step, still running as the batch record is written.
+        with self.store.write() as txn, progress.step(TOP_STEPS, 1):
             for change, value in catalog:
                 apply_catalog_change(txn, change, value)
             statuses: dict[str, int] = {}
@@ -150,6 +165,7 @@ class Executor:
                         "status": statuses,
                         "types": types,
                         "indexUids": indexes,
+                        "progressTrace": progress.trace(),
                     },
                     "duration": format_duration(finished - started),
                     "startedNs": started,
@@ -185,8 +201,18 @@ class Executor:
     async def _dispatch(
         self, batch_uid: int, operations: list[list[dict[str, Any]]], abortable: bool
     ) -> dict:
-        """Apply on every shard; if only some rolled back after a cancel, finish them: too late to cancel."""
-        replies = await self.shards.apply(batch_uid, operations, abortable)
+        """Apply on every shard; if only some rolled back after a cancel, finish them: too late to cancel.
+
+        Each shard's answer is counted in the batch's progress; its time (``shard k``) and the
+        steps it timed itself go to the batch's trace.
+        """
+        with self._progress.count("shard", len(operations)) as answers:
+            replies = await self.shards.apply(
+                batch_uid,
+                operations,
+                abortable,
+                lambda shard, result: answers.done(f"shard {shard}", result.get("steps")),
+            )
         aborted = [shard for shard, (_, was_aborted) in enumerate(replies) if was_aborted]
         if aborted and len(aborted) == len(replies):
             raise BatchAborted
@@ -247,54 +273,12 @@ class Executor:
         return {task["uid"]: Outcome(SUCCEEDED)}, changes
 
     async def _swap(self, task: dict[str, Any], batch_uid: int) -> tuple[dict[int, Outcome], list]:
-        swaps = task["params"]["swaps"]
-        missing = [
-            uid
-            for swap in swaps
-            for uid in (swap["indexes"] if not swap.get("rename") else swap["indexes"][:1])
-            if self.store.get_index(uid) is None
-        ]
-        if missing:
-            message = (
-                f"Index `{missing[0]}` not found."
-                if len(missing) == 1
-                else "Indexes " + ", ".join(f"`{m}`" for m in missing) + " not found."
-            )
-            return {task["uid"]: Outcome(FAILED, error=ApiError("index_not_found", message).to_dict())}, []
-        for swap in swaps:
-            a, b = swap["indexes"]
-            if swap.get("rename") and self.store.get_index(b) is not None:
-                message = (
-                    f"Cannot rename `{a}` to `{b}` as the index already exists. "
-                    f"Hint: You can remove `{b}` first and then do your remove."
-                )
-                return {
-                    task["uid"]: Outcome(FAILED, error=ApiError("index_already_exists", message).to_dict())
-                }, []
-        operations: list[dict[str, Any]] = []
-        changes: list[tuple[str, Any]] = []
-        relabel: dict[str, str] = {}
-        now = now_ns()
-        for swap in swaps:
-            a, b = swap["indexes"]
-            index_a = self.store.get_index(a)
-            assert index_a is not None
-            if swap.get("rename"):
-                operations.append({"op": "renameIndex", "from": a, "to": b})
-                changes += [("delete", a), ("put", {**index_a, "uid": b, "updatedNs": now})]
-                relabel[a] = b
-            else:
-                index_b = self.store.get_index(b)
-                assert index_b is not None
-                operations.append({"op": "swapIndexes", "a": a, "b": b})
-                changes += [
-                    ("put", {**index_b, "uid": a, "updatedNs": now}),
-                    ("put", {**index_a, "uid": b, "updatedNs": now}),
-                ]
-                relabel[a], relabel[b] = b, a
-        await self._dispatch(batch_uid, [list(operations) for _ in range(self.shards.count)], False)
-        changes.append(("relabel", relabel))
-        return {task["uid"]: Outcome(SUCCEEDED)}, changes
+        try:
+            plan = plan_swap(self.store, task["params"]["swaps"])
+        except ApiError as error:
+            return {task["uid"]: Outcome(FAILED, error=error.to_dict())}, []
+        await self._dispatch(batch_uid, [list(plan.operations) for _ in range(self.shards.count)], False)
+        return {task["uid"]: Outcome(SUCCEEDED)}, plan.changes
 
     async def _index_batch(
         self, tasks: list[dict[str, Any]], batch_uid: int, abortable: bool
@@ -331,26 +315,29 @@ class Executor:
                 runnable.append(task)
         if not runnable:
             return outcomes, changes
-        payloads = {
-            t["uid"]: self.store.get_payload(t["uid"]) or b"[]"
-            for t in runnable
-            if t["type"] == "documentAdditionOrUpdate"
-        }
+        with self._progress.step(_DOCUMENT_STEPS, 0):
+            payloads = {
+                t["uid"]: self.store.get_payload(t["uid"]) or b"[]"
+                for t in runnable
+                if t["type"] == "documentAdditionOrUpdate"
+            }
         primary_key = index["primaryKey"] if index else None
         settings = index.get("settings", {}) if index else {}
-        plan = await asyncio.to_thread(
-            plan_documents,
-            uid,
-            runnable,
-            payloads,
-            primary_key,
-            self.shards.count,
-            uses_geo(settings),
-            uses_geojson(settings),
-        )
+        with self._progress.step(_DOCUMENT_STEPS, 1):
+            plan = await asyncio.to_thread(
+                plan_documents,
+                uid,
+                runnable,
+                payloads,
+                primary_key,
+                self.shards.count,
+                uses_geo(settings),
+                uses_geojson(settings),
+            )
         if self._abort_requested:
             raise BatchAborted
-        counts = await self._dispatch(batch_uid, plan.operations, abortable)
+        with self._progress.step(_DOCUMENT_STEPS, 2):
+            counts = await self._dispatch(batch_uid, plan.operations, abortable)
         for task in runnable:
             task_counts = counts.get(str(task["uid"]), {})
             error = plan.failures.get(task["uid"]) or task_counts.pop("error", None)

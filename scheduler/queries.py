@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -9,6 +10,7 @@ from typing import Any
 from pyroaring import BitMap
 
 from common.index_patterns import IndexPatterns
+from scheduler.progress import Progress
 from scheduler.store import SchedulerStore
 from scheduler.tasks import ENQUEUED, PROCESSING
 
@@ -36,6 +38,9 @@ class Processing:
     batch_uid: int
     started_ns: int
     task_uids: BitMap
+    strategy: str = "unspecified"
+    progress: Progress = dataclasses.field(default_factory=Progress, compare=False)
+    """Where the batch is, what its steps took so far (``scheduler/progress.py``)."""
 
     def overlay(self, record: dict[str, Any]) -> dict[str, Any]:
         if record["uid"] in self.task_uids and record["status"] == ENQUEUED:

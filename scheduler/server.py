@@ -246,7 +246,7 @@ class SchedulerService(scheduler_pb2_grpc.SchedulerServicer):
             i["uid"]: {"isIndexing": i["uid"] in indexing, "updatedAt": format_datetime(i["updatedNs"])}
             for i in self.store.list_indexes()
         }
-        return _reply({"databaseSize": self.store.database_size(), "indexes": indexes})
+        return _reply({**self.store.sizes(), "indexes": indexes})
 
     async def ListKeys(
         self, request: json_pb2.JsonRequest, context: grpc.aio.ServicerContext

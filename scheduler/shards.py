@@ -27,14 +27,22 @@ class ShardClients:
         self._stubs = [shard_pb2_grpc.ShardStub(channel) for channel in self._channels]
 
     async def apply(
-        self, batch_uid: int, operations: list[list[dict[str, Any]]], abortable: bool
+        self,
+        batch_uid: int,
+        operations: list[list[dict[str, Any]]],
+        abortable: bool,
+        answered: Callable[[int, dict[str, Any]], None] | None = None,
     ) -> list[tuple[dict[str, Any], bool]]:
-        """Send each shard its operations; returns (result, aborted) per shard."""
-        return list(
-            await asyncio.gather(
-                *(self._apply_one(shard, batch_uid, ops, abortable) for shard, ops in enumerate(operations))
-            )
-        )
+        """Send each shard its operations; returns (result, aborted) per shard. ``answered(shard,
+        result)`` is called as each shard's answer arrives (the batch's progress)."""
+
+        async def one(shard: int, ops: list[dict[str, Any]]) -> tuple[dict[str, Any], bool]:
+            reply = await self._apply_one(shard, batch_uid, ops, abortable)
+            if answered is not None:
+                answered(shard, reply[0])
+            return reply
+
+        return list(await asyncio.gather(*(one(shard, ops) for shard, ops in enumerate(operations))))
 
     async def apply_to(self, shard: int, batch_uid: int, operations: list[dict[str, Any]]) -> dict[str, Any]:
         result, _ = await self._apply_one(shard, batch_uid, operations, abortable=False)

@@ -22,6 +22,7 @@ import zstandard
 from pyroaring import BitMap
 
 from common.fsync import fsync_path
+from common.lmdb_sizes import environment_sizes
 
 _U32 = struct.Struct(">I")
 _MAP_SIZE = 1 << 36
@@ -230,6 +231,19 @@ class SchedulerStore:
         with self.env.begin() as txn:
             raw = txn.get(name.encode(), db=self.meta_db)
         return orjson.loads(raw) if raw is not None else default
+
+    def sizes(self) -> dict[str, int]:
+        """``databaseSize`` and ``usedDatabaseSize`` of the task and catalog store (``lmdb_sizes.py``)."""
+        databases = (
+            self.tasks_db,
+            self.payloads_db,
+            self.batches_db,
+            self.catalog_db,
+            self.meta_db,
+            self.bitmaps_db,
+            self.keys_db,
+        )
+        return environment_sizes(self.env, databases)
 
     def database_size(self) -> int:
         info = self.env.info()

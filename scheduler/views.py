@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from common.timefmt import format_datetime
+from scheduler.batch_records import aggregate_details
 from scheduler.store import SchedulerStore
 
 if TYPE_CHECKING:
@@ -55,6 +56,8 @@ def public_batch(stored: dict[str, Any]) -> dict[str, Any]:
 
 
 def processing_batch(store: SchedulerStore, processing: Processing) -> dict[str, Any]:
+    """The running batch as the reference shows it: where it is, its tasks' details so far (counts
+    not known yet are null) and the trace of its steps up to now."""
     tasks = store.get_tasks(list(processing.task_uids))
     types: dict[str, int] = {}
     indexes: dict[str, int] = {}
@@ -64,19 +67,17 @@ def processing_batch(store: SchedulerStore, processing: Processing) -> dict[str,
             indexes[task["indexUid"]] = indexes.get(task["indexUid"], 0) + 1
     return {
         "uid": processing.batch_uid,
-        "progress": {
-            "steps": [{"currentStep": "processing tasks", "finished": 0, "total": len(tasks)}],
-            "percentage": 0.0,
-        },
-        "details": {},
+        "progress": processing.progress.view(),
+        "details": aggregate_details(tasks, None),
         "stats": {
             "totalNbTasks": len(tasks),
             "status": {"processing": len(tasks)},
             "types": types,
             "indexUids": indexes,
+            "progressTrace": processing.progress.trace(),
         },
         "duration": None,
         "startedAt": format_datetime(processing.started_ns),
         "finishedAt": None,
-        "batchStrategy": "unspecified",
+        "batchStrategy": processing.strategy,
     }

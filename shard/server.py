@@ -22,7 +22,7 @@ from common.logging import get_logger
 from common.process import wait_for_stop_signal
 from common.rpc import health_pb2, json_pb2, shard_pb2, shard_pb2_grpc
 from common.rpc.channels import aio_server
-from common.timing import timed
+from common.timing import Steps, timed
 from shard.index import BatchAborted
 from shard.query.search import HIT
 from shard.store import ShardStore
@@ -124,9 +124,10 @@ class ShardService(shard_pb2_grpc.ShardServicer):
             operations = orjson.loads(request.operations_json)
         flag = self._abort_flags.setdefault(request.batch_uid, threading.Event())
         should_abort = flag.is_set if request.abortable else (lambda: False)
+        steps = Steps()
         try:
             result = await asyncio.to_thread(
-                self.store.apply_batch, request.batch_uid, operations, should_abort
+                self.store.apply_batch, request.batch_uid, operations, should_abort, steps
             )
         except BatchAborted:
             return shard_pb2.ApplyBatchReply(aborted=True)
@@ -137,7 +138,8 @@ class ShardService(shard_pb2_grpc.ShardServicer):
             await context.abort(status, f"{self.name}: {error}")
         finally:
             self._abort_flags.pop(request.batch_uid, None)
-        return shard_pb2.ApplyBatchReply(result_json=orjson.dumps(result))
+        # The steps are this call's (the batch's progress trace), never part of the recorded result.
+        return shard_pb2.ApplyBatchReply(result_json=orjson.dumps({**result, "steps": steps.durations}))
 
     async def AbortBatch(
         self, request: shard_pb2.AbortBatchRequest, context: grpc.aio.ServicerContext
@@ -177,10 +179,13 @@ class ShardService(shard_pb2_grpc.ShardServicer):
     async def Stats(
         self, request: json_pb2.JsonRequest, context: grpc.aio.ServicerContext
     ) -> json_pb2.JsonReply:
+        """The table sizes scan the index's keys: in a thread, like a search."""
         query = orjson.loads(request.json)
         if "index" in query:
-            return json_pb2.JsonReply(json=orjson.dumps(self.store.index_stats(query["index"])))
-        return json_pb2.JsonReply(json=orjson.dumps({"databaseSize": self.store.database_size()}))
+            internal = bool(query.get("showInternalDatabaseSizes"))
+            stats = await asyncio.to_thread(self.store.index_stats, query["index"], internal)
+            return json_pb2.JsonReply(json=orjson.dumps(stats))
+        return json_pb2.JsonReply(json=orjson.dumps(self.store.sizes()))
 
     async def CheckDocuments(
         self, request: json_pb2.JsonRequest, context: grpc.aio.ServicerContext

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Mapping, Sequence
+from typing import Any, Final
 
 
 def select_attributes(document: dict[str, Any], selectors: Sequence[str]) -> dict[str, Any]:
@@ -29,3 +29,21 @@ def select_attributes(document: dict[str, Any], selectors: Sequence[str]) -> dic
             if any(items):
                 selected[key] = [item for item in items if item]
     return selected
+
+
+VECTORS: Final = "_vectors"
+"""The reserved field of a document's embeddings: never an ordinary field, shown only with
+``retrieveVectors`` after the document's other fields (search.md §1.6, core.md §3.3)."""
+
+
+def vectors_field(document: Mapping[str, Any]) -> dict[str, Any]:
+    """The document's ``_vectors`` map of embedders (``{}`` when it has none)."""
+    vectors = document.get(VECTORS)
+    return vectors if isinstance(vectors, dict) else {}
+
+
+def without_vectors(document: dict[str, Any]) -> dict[str, Any]:
+    """``document`` without ``_vectors`` (itself when it has none, as most documents)."""
+    if VECTORS not in document:
+        return document
+    return {key: value for key, value in document.items() if key != VECTORS}

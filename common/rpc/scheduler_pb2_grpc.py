@@ -194,7 +194,7 @@ class SchedulerServicer:
         raise NotImplementedError('Method not implemented!')
 
     def Stats(self, request, context):
-        """{} -> {"databaseSize", "indexes": {uid: {"isIndexing", "updatedAt"}}}
+        """{} -> {"databaseSize", "usedDatabaseSize", "indexes": {uid: {"isIndexing", "updatedAt"}}}
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

@@ -128,7 +128,8 @@ class ShardServicer:
         raise NotImplementedError('Method not implemented!')
 
     def Stats(self, request, context):
-        """{"index"} -> {"numberOfDocuments", "rawDocumentDbSize", "fieldDistribution"}; {} -> {"databaseSize"}
+        """{"index", "showInternalDatabaseSizes"?} -> {"numberOfDocuments", "rawDocumentDbSize",
+        "fieldDistribution", "internalDatabaseSizes"? (bytes per table)}; {} -> {"databaseSize", "usedDatabaseSize"}
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+from common.settings.embedders import resolved_embedders
 from common.settings.model import FOREIGN_KEYS, NESTED_KEYS, Settings, UserSettings, default_settings
 
 _REPLACED_WHOLE = frozenset({"sortFacetValuesBy"})
@@ -21,6 +22,7 @@ def effective_settings(user: UserSettings) -> Settings:
     sort_by = settings["faceting"]["sortFacetValuesBy"]
     # The `*` fallback is always listed; keys come out sorted, as the reference's ordered map does.
     settings["faceting"]["sortFacetValuesBy"] = dict(sorted({"*": "alpha", **sort_by}.items()))
+    settings["embedders"] = resolved_embedders(settings["embedders"])
     return settings
 
 
@@ -53,9 +55,20 @@ def mask_embedders(embedders: dict[str, Any] | None) -> dict[str, Any] | None:
         return None
     masked: dict[str, Any] = {}
     for name, embedder in embedders.items():
-        if isinstance(embedder, dict) and isinstance(embedder.get("apiKey"), str):
-            embedder = {**embedder, "apiKey": mask_secret(embedder["apiKey"])}
-        masked[name] = embedder
+        masked[name] = _masked_embedder(embedder)
+    return masked
+
+
+def _masked_embedder(embedder: Any) -> Any:
+    """The embedder with its ``apiKey`` masked, and those of a composite's two embedders."""
+    if not isinstance(embedder, dict):
+        return embedder
+    masked = dict(embedder)
+    if isinstance(masked.get("apiKey"), str):
+        masked["apiKey"] = mask_secret(masked["apiKey"])
+    for side in ("searchEmbedder", "indexingEmbedder"):
+        if side in masked:
+            masked[side] = _masked_embedder(masked[side])
     return masked
 
 

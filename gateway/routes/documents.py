@@ -9,7 +9,7 @@ from sanic import Blueprint, HTTPResponse, Request
 
 from common.documents import PayloadFormat, is_valid_document_id, parse_payload
 from common.documents.primary_key import invalid_document_id_error
-from common.documents.projection import select_attributes
+from common.documents.projection import VECTORS, select_attributes, vectors_field, without_vectors
 from common.errors import ApiError
 from common.filter.errors import FilterError
 from common.filter.parse import parse_filter
@@ -222,10 +222,13 @@ async def _read_page(request: Request, uid: str, query: dict[str, Any]) -> dict[
 
 
 def _project(document: dict[str, Any], fields: Any, retrieve_vectors: bool) -> dict[str, Any]:
-    if fields is not None and fields is not STAR:
-        document = select_attributes(document, fields)
-    if not retrieve_vectors:
-        document.pop("_vectors", None)
+    """``fields`` selects stored fields; ``_vectors`` comes last and only with ``retrieveVectors``:
+    the stored one when ``fields`` names it (or is absent), else an empty map (core.md §3.3)."""
+    selected = fields is not None and fields is not STAR
+    vectors = vectors_field(document) if not selected or VECTORS in fields else {}
+    document = without_vectors(select_attributes(document, fields) if selected else document)
+    if retrieve_vectors:
+        document[VECTORS] = vectors
     return document
 
 

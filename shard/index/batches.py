@@ -13,6 +13,7 @@ import orjson
 
 from common.documents.geojson import uses_geojson
 from common.errors import ApiError
+from common.timing import Steps, lap
 from shard.facet.rules import facet_change
 from shard.filter.deletion import delete_by_filter
 from shard.index import catalog
@@ -37,10 +38,13 @@ def apply_batch(
     batch_uid: int,
     operations: list[Operation],
     should_abort: Callable[[], bool],
+    steps: Steps | None = None,
 ) -> BatchResult:
     """Apply the operations in order, or return the recorded result if the batch was applied before.
 
     Any exception (including ``BatchAborted``) aborts the transaction, leaving the store unchanged.
+    ``steps``: timed as the work goes (applying the operations, writing the changes, committing);
+    a batch answered from its record did none of it and leaves them empty.
     """
     key = batch_key(batch_uid)
     with env.lmdb.begin(write=True) as txn:
@@ -54,8 +58,11 @@ def apply_batch(
             ctx.check_abort()
             applier.apply(operation)
         result = applier.result()
+        lap(steps, "applying operations")
         ctx.flush()
         txn.put(key, orjson.dumps(result), db=env.batches)
+        lap(steps, "writing changes")
+    lap(steps, "committing")
     return result
 
 

@@ -91,6 +91,8 @@ class StoreEnv:
             self.facets,
             self.shapes,
         )
+        # Every named database, for the environment's used size.
+        self.all_tables = (self.catalog, self.meta, self.batches, *self.per_index, self.settings)
 
         self._check_format()
 

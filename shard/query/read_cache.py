@@ -29,7 +29,8 @@ share of ``--read-cache-size``."""
     STEM_WORDS,
     WORD_SPLITS,
     PREFIX_WORDS,
-) = range(10)
+    TABLE_SIZES,
+) = range(11)
 """Kinds of cached value, the first part of a key ``(kind, index id, id)``."""
 
 Key = tuple[int, int, Hashable]

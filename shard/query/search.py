@@ -11,7 +11,7 @@ from typing import Any
 
 from pyroaring import BitMap
 
-from common.documents.projection import select_attributes
+from common.documents.projection import VECTORS, select_attributes, vectors_field, without_vectors
 from common.errors import ApiError
 from common.settings.pagination import capped_window, max_total_hits
 from common.timing import Steps, lap
@@ -226,6 +226,8 @@ def _entries(
     retrieve = params.get("attributesToRetrieve")
     if retrieve is not None and "*" in retrieve:
         retrieve = None
+    # search.md §1.6: with retrieveVectors, _vectors (all of it) if displayable, whatever is retrieved
+    show_vectors = bool(params.get("retrieveVectors")) and (displayed is None or VECTORS in displayed)
     formatter = _formatter(ctx, query, derivations, params, displayed)
     sequences = read_sequences(ctx.env, ctx.txn, ctx.index_id, [doc.doc_id for doc in ranked])
     entries: list[Entry] = []
@@ -235,7 +237,9 @@ def _entries(
             continue
         if displayed is not None:
             document = select_attributes(document, displayed)
-        hit = document if retrieve is None else select_attributes(document, retrieve)
+        hit = without_vectors(document if retrieve is None else select_attributes(document, retrieve))
+        if show_vectors:
+            hit = {**hit, VECTORS: vectors_field(document)}
         distance = None if geo_point is None else geo_distance(hit, geo_point)
         if distance is not None:
             hit = {**hit, "_geoDistance": distance}
