@@ -17,6 +17,7 @@ from shard.index.batches import BatchResult, Operation, apply_batch, recorded_re
 from shard.index.codec import DocumentCodec
 from shard.index.documents import Document, read_document, read_documents, selected_ids
 from shard.index.env import StoreEnv
+from shard.index.fields import load_fields
 from shard.index.geo_check import first_invalid
 from shard.index.settings import load_settings
 from shard.index.state import load_state
@@ -173,6 +174,14 @@ class ShardStore:
             "rawDocumentDbSize": state.raw_size,
             "fieldDistribution": dict(sorted(state.fields.items())),
         }
+
+    def field_paths(self, index_uid: str) -> list[str]:
+        """Every field path the index's documents ever had, sorted; empty if this shard never held it."""
+        with self.env.lmdb.begin() as txn:
+            index_id = catalog.lookup(self.env, txn, index_uid)
+            if index_id is None:
+                return []
+            return sorted(load_fields(self.env, self.codec, txn, index_id).paths)
 
     def database_size(self) -> int:
         return (self.env.path / "data.mdb").stat().st_size
