@@ -30,7 +30,8 @@ class EnvGate:
     @contextmanager
     def using(self) -> Iterator[StoreEnv]:
         with self._changed:
-            self._changed.wait_for(lambda: not self._replacing)
+            if self._replacing:
+                self._changed.wait_for(lambda: not self._replacing)
             self._users += 1
             env = self._env
         try:
@@ -38,7 +39,8 @@ class EnvGate:
         finally:
             with self._changed:
                 self._users -= 1
-                self._changed.notify_all()
+                if self._replacing and not self._users:
+                    self._changed.notify_all()
 
     def replace(self, swap: Callable[[StoreEnv], StoreEnv]) -> None:
         """Run ``swap(current)`` once nobody uses the environment; it returns the one to use next."""
