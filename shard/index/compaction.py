@@ -75,7 +75,8 @@ def swap_in(old: StoreEnv, copied: Path) -> StoreEnv:
     _fsync(path)
     old.close()
     try:
-        # The stale lock file is reset by LMDB: this process is the environment's only user.
+        # LMDB resets the stale lock file because this process is the environment's only user (the
+        # data directory's lock keeps other Sift processes out); another opener would keep it stale.
         opened = StoreEnv(path)
     except BaseException:
         # The old environment is gone: a restarted shard opens the store, the copy since the rename.
