@@ -24,6 +24,7 @@ from tests.support.crash.api import wait_task
 
 INDEX = "compact_crash"
 SEED = 20261127
+_TRIES = 4
 KILLS = [
     *itertools.product(("shard-0", "shard-1"), ("copying", "swapped", "random")),
     ("scheduler", "copying"),
@@ -95,22 +96,26 @@ def test_kill_9_during_compaction_loses_no_batch() -> None:
         assert timed["status"] == "succeeded", timed
         duration = float(timed["duration"].removeprefix("PT").removesuffix("S"))
         documents, hits = _state(client)
-        hit_moments = []
-        for attempt, (role, moment) in enumerate(KILLS):
-            # A write queued behind each compaction: applied exactly once whatever the kill.
-            update = [{"id": attempt, "round": 100 + attempt}]
-            written = client.put(f"/indexes/{INDEX}/documents", json=update).json()["taskUid"]
-            compaction = client.post(f"/indexes/{INDEX}/compact").json()["taskUid"]
-            hit = _kill_at(cluster, client, role, moment, compaction, rng.uniform(0, duration))
-            hit_moments.append((role, hit))
-            done = wait_task(client, compaction)
-            assert done["status"] == "succeeded", (role, hit, done)
-            assert set(done["details"]) == {"preCompactionSize", "postCompactionSize"}
-            assert wait_task(client, written)["status"] == "succeeded"
-            documents[attempt]["round"] = 100 + attempt
-            assert _state(client) == (documents, hits), f"attempt {attempt}: {role} killed while {hit}"
-            assert not any((cluster.layout.shard_dir(k) / "compaction").exists() for k in range(2))
-        # The moments are watched on disk by polling: most kills must land inside the compaction.
-        inside = [moment for _, moment in hit_moments if moment != "over"]
-        assert len(inside) >= len(KILLS) - 2, hit_moments
-        assert ("shard-0", "swapped") in hit_moments or ("shard-1", "swapped") in hit_moments, hit_moments
+        missed = []
+        attempts = itertools.count()
+        for role, moment in KILLS:
+            # Moments are watched on disk by polling, which a busy machine may miss: try again.
+            for _ in range(_TRIES):
+                attempt = next(attempts)
+                # A write queued behind each compaction: applied exactly once whatever the kill.
+                update = [{"id": attempt, "round": 100 + attempt}]
+                written = client.put(f"/indexes/{INDEX}/documents", json=update).json()["taskUid"]
+                compaction = client.post(f"/indexes/{INDEX}/compact").json()["taskUid"]
+                hit = _kill_at(cluster, client, role, moment, compaction, rng.uniform(0, duration))
+                done = wait_task(client, compaction)
+                assert done["status"] == "succeeded", (role, hit, done)
+                assert set(done["details"]) == {"preCompactionSize", "postCompactionSize"}
+                assert wait_task(client, written)["status"] == "succeeded"
+                documents[attempt]["round"] = 100 + attempt
+                assert _state(client) == (documents, hits), f"attempt {attempt}: {role} killed while {hit}"
+                assert not any((cluster.layout.shard_dir(k) / "compaction").exists() for k in range(2))
+                if hit != "over":
+                    break
+            else:
+                missed.append((role, moment))
+        assert len(missed) <= 1, f"kills that never landed inside a compaction: {missed}"
