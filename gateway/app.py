@@ -22,6 +22,7 @@ from gateway.routes import (
     documents,
     experimental,
     facet_search,
+    fields,
     health,
     indexes,
     keys,
@@ -48,7 +49,7 @@ def create_app(config: Config, name: str = "sift") -> Sanic:
     app.ctx.guard = Guard(config.master_key, app.ctx.keys)
     app.ctx.features = RuntimeFeatures(config)
     routes = (health, version, indexes, documents, settings, tasks, stats, search, facet_search, multi_search)
-    for module in (*routes, keys, experimental):
+    for module in (*routes, fields, keys, experimental):
         app.blueprint(module.bp)
     require_route_actions(app)
     app.error_handler.add(Exception, handle_exception)

@@ -9,7 +9,7 @@ import grpc
 
 from common.errors import ApiError
 from scheduler.store import Txn
-from scheduler.tasks import COUNT_DETAILS, Outcome
+from scheduler.tasks import COUNT_DETAILS, SUCCEEDED, Outcome
 
 
 def batch_error(error: Exception) -> ApiError:
@@ -50,8 +50,10 @@ def aggregate_details(tasks: list[dict[str, Any]], outcomes: dict[int, Outcome] 
     """
     details: dict[str, Any] = {}
     for task in tasks:
-        counts = outcomes[task["uid"]].counts if outcomes is not None else {}
-        for name, value in (task["details"] or {}).items():
+        outcome = outcomes[task["uid"]] if outcomes is not None else None
+        counts = outcome.counts if outcome is not None else {}
+        results = outcome.results if outcome is not None and outcome.status == SUCCEEDED else {}
+        for name, value in {**(task["details"] or {}), **results}.items():
             counted = counts.get(name, value)
             if name in COUNT_DETAILS:
                 previous = details.get(name)

@@ -36,6 +36,10 @@ def plan_next_batch(store: SchedulerStore, limits: Limits) -> BatchPlan | None:
     deletions = enqueued & store.bitmap("type:taskDeletion")
     if deletions:
         return BatchPlan(store.get_tasks(list(deletions)), "batched all enqueued task deletions")
+    compactions = enqueued & store.bitmap("type:indexCompaction")
+    if compactions:
+        oldest = store.get_tasks([compactions.min()])[0]
+        return BatchPlan([oldest], _alone(oldest))
     snapshots = enqueued & store.bitmap("type:snapshotCreation")
     if snapshots:
         return BatchPlan(store.get_tasks(list(snapshots)), "batched all enqueued snapshot creations")

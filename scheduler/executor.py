@@ -14,6 +14,7 @@ from typing import Any
 
 from pyroaring import BitMap
 
+from common.config.sizes import human_size
 from common.documents.geo import uses_geo
 from common.documents.geojson import uses_geojson
 from common.errors import ApiError, index_already_exists, index_not_found
@@ -148,7 +149,7 @@ class Executor:
                 outcome = outcomes[task["uid"]]
                 record["batchUid"] = batch_uid
                 record["startedNs"] = started
-                finish(record, outcome.status, finished, outcome.counts, outcome.error)
+                finish(record, outcome.status, finished, outcome.counts, outcome.error, outcome.results)
                 txn.put_task(record, previous)
                 txn.delete_payload(record["uid"])
                 statuses[outcome.status] = statuses.get(outcome.status, 0) + 1
@@ -189,6 +190,8 @@ class Executor:
             return await self._swap(first, batch_uid)
         if kind == "indexCreation":
             return await self._create_index(first, batch_uid)
+        if kind == "indexCompaction":
+            return await self._compact(first, batch_uid)
         if kind == "indexUpdate":
             return await self._update_index(first, batch_uid)
         if kind == "settingsUpdate" and all(t["type"] != "indexDeletion" for t in plan.tasks):
@@ -240,6 +243,17 @@ class Executor:
         await self._dispatch(batch_uid, self._every_shard({"op": "createIndex", "index": uid}), False)
         index = new_index_record(uid, now_ns(), task["params"].get("primaryKey"))
         return {task["uid"]: Outcome(SUCCEEDED)}, [("put", index)]
+
+    async def _compact(self, task: dict[str, Any], batch_uid: int) -> tuple[dict[int, Outcome], list]:
+        """Every shard compacts its store (all its indexes share it, see shard/index/compaction.py);
+        the sizes are summed over the shards."""
+        uid = task["indexUid"]
+        if self.store.get_index(uid) is None:
+            return {task["uid"]: Outcome(FAILED, error=index_not_found(uid).to_dict())}, []
+        operation = {"op": "compactIndex", "index": uid, "task": task["uid"]}
+        sizes = (await self._dispatch(batch_uid, self._every_shard(operation), False))[str(task["uid"])]
+        results = {name: human_size(sizes[name]) for name in ("preCompactionSize", "postCompactionSize")}
+        return {task["uid"]: Outcome(SUCCEEDED, results=results)}, []
 
     async def _update_index(self, task: dict[str, Any], batch_uid: int) -> tuple[dict[int, Outcome], list]:
         uid = task["indexUid"]

@@ -50,6 +50,8 @@ class Outcome:
     status: str
     counts: dict[str, int] = field(default_factory=dict)
     error: dict[str, str] | None = None
+    results: dict[str, Any] = field(default_factory=dict)
+    """Details a task has only once it succeeded (``indexCompaction``'s sizes): added to ``details``."""
 
 
 def new_record(
@@ -124,8 +126,11 @@ def finish(
     finished_ns: int,
     counts: dict[str, int] | None = None,
     error: dict[str, str] | None = None,
+    results: dict[str, Any] | None = None,
 ) -> None:
-    """Mark a task finished; unknown counts become 0 on failure or cancelation, as the contract says."""
+    """Mark a task finished; unknown counts become 0 on failure or cancelation, as the contract says.
+
+    ``results`` (see ``Outcome``) join the details of a succeeded task."""
     record["status"] = status
     record["finishedNs"] = finished_ns
     record["error"] = error
@@ -138,6 +143,8 @@ def finish(
     for name, value in (counts or {}).items():
         if name in details and status == SUCCEEDED:
             details[name] = value
+    if status == SUCCEEDED:
+        details.update(results or {})
 
 
 def matched_tasks(params: dict[str, Any]) -> BitMap:

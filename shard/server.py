@@ -195,6 +195,13 @@ class ShardService(shard_pb2_grpc.ShardServicer):
         found = await asyncio.to_thread(self.store.check_documents, query["index"], query)
         return json_pb2.JsonReply(json=orjson.dumps(found))
 
+    async def Fields(
+        self, request: json_pb2.JsonRequest, context: grpc.aio.ServicerContext
+    ) -> json_pb2.JsonReply:
+        query = orjson.loads(request.json)
+        paths = await asyncio.to_thread(self.store.field_paths, query["index"])
+        return json_pb2.JsonReply(json=orjson.dumps({"fields": paths}))
+
 
 async def serve(layout: DataLayout, shard_id: int, cache_budget: int, shards: int) -> None:
     """``cache_budget``: this shard's share of ``--read-cache-size``, in bytes; ``shards``: how many

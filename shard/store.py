@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -14,11 +16,13 @@ from common.features import NO_FEATURES, FilterFeatures
 from common.lmdb_sizes import environment_sizes
 from common.timing import Steps, lap
 from shard.filter.apply import FilterScope, filter_documents
-from shard.index import catalog
+from shard.index import catalog, compaction
 from shard.index.batches import BatchResult, Operation, apply_batch, recorded_result
 from shard.index.codec import DocumentCodec
 from shard.index.documents import Document, read_document, read_documents, selected_ids
-from shard.index.env import StoreEnv
+from shard.index.env import StoreEnv, Txn
+from shard.index.fields import load_fields
+from shard.index.gate import EnvGate
 from shard.index.geo_check import first_invalid
 from shard.index.settings import load_settings
 from shard.index.sizes import index_table_sizes
@@ -43,13 +47,27 @@ class ShardStore:
     def __init__(self, path: Path, cache_budget: int = DEFAULT_BUDGET, shards: int = 1) -> None:
         """``shards``: how many shards share each index (searches take this one's share of their
         index-wide budgets, ``SearchContext.share``)."""
-        self.env = StoreEnv(path)
+        compaction.discard_unfinished(path)
+        self._gate = EnvGate(StoreEnv(path))
+        self._writing = threading.Lock()
+        """Held by every write: batches and compactions, so none commits while the store is copied."""
         self.codec = DocumentCodec()
         self.cache = ReadCache(cache_budget)
         self.shards = shards
 
     def close(self) -> None:
         self.env.close()
+
+    @property
+    def env(self) -> StoreEnv:
+        """The current environment; it changes when a compaction swaps in its copy."""
+        return self._gate.env
+
+    @contextmanager
+    def _snapshot(self) -> Iterator[tuple[StoreEnv, Txn]]:
+        """A read transaction on the current environment, which no compaction closes meanwhile."""
+        with self._gate.using() as env, env.lmdb.begin() as txn:
+            yield env, txn
 
     def apply_batch(
         self,
@@ -58,25 +76,40 @@ class ShardStore:
         should_abort: Callable[[], bool] = _never,
         steps: Steps | None = None,
     ) -> BatchResult:
-        try:
-            return apply_batch(self.env, self.codec, batch_uid, operations, should_abort, steps)
-        finally:
-            self.cache.invalidate()
+        """A batch whose one operation is ``compactIndex`` compacts the store (``index/compaction.py``);
+        any other applies its operations in one write transaction (``index/batches.py``)."""
+        with self._writing:
+            try:
+                if len(operations) == 1 and operations[0]["op"] == "compactIndex":
+                    return self._compact(batch_uid, operations[0]["task"])
+                with self._gate.using() as env:
+                    return apply_batch(env, self.codec, batch_uid, operations, should_abort, steps)
+            finally:
+                self.cache.invalidate()
+
+    def _compact(self, batch_uid: int, task_uid: int) -> BatchResult:
+        recorded = self.applied_batch(batch_uid)
+        if recorded is not None:
+            return recorded
+        with self._gate.using() as env:
+            copied, result = compaction.compacted_copy(env, batch_uid, task_uid)
+        self._gate.replace(partial(compaction.swap_in, copied=copied))
+        return result
 
     def applied_batch(self, batch_uid: int) -> BatchResult | None:
-        with self.env.lmdb.begin() as txn:
-            return recorded_result(self.env, txn, batch_uid)
+        with self._snapshot() as (env, txn):
+            return recorded_result(env, txn, batch_uid)
 
     def index_exists(self, index_uid: str) -> bool:
-        with self.env.lmdb.begin() as txn:
-            return catalog.lookup(self.env, txn, index_uid) is not None
+        with self._snapshot() as (env, txn):
+            return catalog.lookup(env, txn, index_uid) is not None
 
     def get_document(self, index_uid: str, external_id: str) -> Document | None:
-        with self.env.lmdb.begin() as txn:
-            index_id = catalog.lookup(self.env, txn, index_uid)
+        with self._snapshot() as (env, txn):
+            index_id = catalog.lookup(env, txn, index_uid)
             if index_id is None:
                 return None
-            return read_document(self.env, self.codec, txn, index_id, external_id)
+            return read_document(env, self.codec, txn, index_id, external_id)
 
     def list_documents(
         self,
@@ -97,7 +130,7 @@ class ShardStore:
                 return [], 0
             scope, matching = read
             txn, index_id = scope.txn, scope.index_id
-            return read_documents(self.env, self.codec, txn, index_id, offset, limit, ids, matching)
+            return read_documents(scope.env, self.codec, txn, index_id, offset, limit, ids, matching)
 
     def sort_documents(
         self,
@@ -115,7 +148,7 @@ class ShardStore:
                 return [], 0
             scope, matching = read
             ctx = SearchContext(
-                self.env,
+                scope.env,
                 self.codec,
                 scope.txn,
                 scope.index_id,
@@ -125,7 +158,7 @@ class ShardStore:
                 cache_ref=scope.cached,
                 shards=self.shards,
             )
-            selected = selected_ids(self.env, scope.txn, scope.index_id, ids, matching, scope.state.live)
+            selected = selected_ids(scope.env, scope.txn, scope.index_id, ids, matching, scope.state.live)
             return sorted_documents(ctx, selected, sort, wanted), len(selected)
 
     @contextmanager
@@ -135,13 +168,13 @@ class ShardStore:
         """A document read's snapshot and the documents its filter matches (None: no filter); None when
         this shard has never held the index."""
         generation = self.cache.generation  # read before the snapshot, see ReadCache
-        with self.env.lmdb.begin() as txn:
-            index_id = catalog.lookup(self.env, txn, index_uid)
+        with self._snapshot() as (env, txn):
+            index_id = catalog.lookup(env, txn, index_uid)
             if index_id is None:
                 yield None
                 return
-            settings, state = load_settings(self.env, txn, index_id), load_state(self.env, txn, index_id)
-            scope = FilterScope(self.env, txn, index_id, None, settings, state, (self.cache, generation))
+            settings, state = load_settings(env, txn, index_id), load_state(env, txn, index_id)
+            scope = FilterScope(env, txn, index_id, None, settings, state, (self.cache, generation))
             yield scope, filter_documents(scope, filter_, code="invalid_document_filter", features=features)
 
     def search(
@@ -149,24 +182,24 @@ class ShardStore:
     ) -> SearchResult | None:
         """None when this shard has never held the index; ``steps`` times the search when given."""
         generation = self.cache.generation  # read before the snapshot, see ReadCache
-        with self.env.lmdb.begin() as txn:
-            index_id = catalog.lookup(self.env, txn, index_uid)
+        with self._snapshot() as (env, txn):
+            index_id = catalog.lookup(env, txn, index_uid)
             if index_id is None:
                 return None
-            settings = load_settings(self.env, txn, index_id)
+            settings = load_settings(env, txn, index_id)
             cached = (self.cache, generation)
             lap(steps, "open snapshot")
             return search(
-                self.env, self.codec, txn, index_id, index_uid, settings, params, cached, steps, self.shards
+                env, self.codec, txn, index_id, index_uid, settings, params, cached, steps, self.shards
             )
 
     def check_documents(self, index_uid: str, request: dict[str, Any]) -> dict[str, Any]:
         """The first stored document whose ``_geo`` / ``_geojson`` is invalid; see ``geo_check.py``."""
-        with self.env.lmdb.begin() as txn:
-            index_id = catalog.lookup(self.env, txn, index_uid)
+        with self._snapshot() as (env, txn):
+            index_id = catalog.lookup(env, txn, index_uid)
             if index_id is None:
                 return {}
-            return first_invalid(self.env, self.codec, txn, index_id, index_uid, request)
+            return first_invalid(env, self.codec, txn, index_id, index_uid, request)
 
     def index_stats(self, index_uid: str, internal_sizes: bool = False) -> dict[str, Any]:
         """Read from counters kept by every write, so the cost does not grow with the index, except
@@ -176,11 +209,11 @@ class ShardStore:
         so it holds none (the gateway's sums are 0). A document's own ``_vectors`` field is not an
         embedding of the index, and the reference does not count it either.
         """
-        with self.env.lmdb.begin() as txn:
-            index_id = catalog.lookup(self.env, txn, index_uid)
+        with self._snapshot() as (env, txn):
+            index_id = catalog.lookup(env, txn, index_uid)
             if index_id is None:
                 return {"numberOfDocuments": 0, "rawDocumentDbSize": 0, "fieldDistribution": {}}
-            state = load_state(self.env, txn, index_id)
+            state = load_state(env, txn, index_id)
         stats: dict[str, Any] = {
             "numberOfDocuments": len(state.live),
             "rawDocumentDbSize": state.raw_size,
@@ -192,18 +225,24 @@ class ShardStore:
         if internal_sizes:
             # One scan per index and batch: 0.68 s on cities (171k documents, 2 shards), then cached.
             cached = (self.cache, self.cache.generation)  # read before the snapshot, see ReadCache
-            with self.env.lmdb.begin(buffers=True) as view:
+            with self._gate.using() as env, env.lmdb.begin(buffers=True) as view:
                 stats["internalDatabaseSizes"] = cached_value(
                     cached,
                     (TABLE_SIZES, index_id, 0),
-                    lambda: index_table_sizes(self.env, view, index_id),
+                    lambda: index_table_sizes(env, view, index_id),
                     lambda sizes: 100 * len(sizes),
                 )
         return stats
 
     def sizes(self) -> dict[str, int]:
         """``databaseSize`` and ``usedDatabaseSize`` of the shard's environment (``lmdb_sizes.py``)."""
-        return environment_sizes(self.env.lmdb, self.env.all_tables)
+        with self._gate.using() as env:
+            return environment_sizes(env.lmdb, env.all_tables)
 
-    def database_size(self) -> int:
-        return (self.env.path / "data.mdb").stat().st_size
+    def field_paths(self, index_uid: str) -> list[str]:
+        """Every field path the index's documents ever had, sorted; empty if this shard never held it."""
+        with self._snapshot() as (env, txn):
+            index_id = catalog.lookup(env, txn, index_uid)
+            if index_id is None:
+                return []
+            return sorted(load_fields(env, self.codec, txn, index_id).paths)

@@ -57,3 +57,12 @@ def format_size(size: int) -> str:
             if size and size % factor == 0:
                 return f"{size // factor} {name}"
     return f"{size} B"
+
+
+def human_size(size: int) -> str:
+    """The engine's human-readable size: the largest binary unit it reaches, two decimals at most
+    (``104 KiB``, ``113.89 MiB``, ``93 B``), as in compaction task details."""
+    for name, factor in _BINARY:
+        if size >= factor:
+            return f"{size / factor:.2f}".rstrip("0").rstrip(".") + f" {name}"
+    return f"{size} B"

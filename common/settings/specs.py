@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any, Final
 
+from common.locales import LOCALES as LOCALE_CODES
 from common.validation import Kind, Schema, Spec
 
 _U8_MAX: Final = 255
@@ -18,14 +19,7 @@ _BUILTIN_RULES: Final = frozenset(
 )
 _RESERVED_FIELDS: Final = frozenset({"_geo", "_geoDistance", "_geoPoint", "_geoRadius", "_geoBoundingBox"})
 
-_LOCALE_CODES: Final = (
-    "af ak am ar az be bn bg ca cs da de el en eo et fi fr gu he hi hr hu hy id it jv ja kn ka km ko la lv"
-    " lt ml mr mk my ne nl nb or pa fa pl pt ro ru si sk sl sn es sr sv ta te tl th tk tr uk ur uz vi yi zh"
-    " zu afr aka amh ara aze bel ben bul cat ces dan deu ell eng epo est fin fra guj heb hin hrv hun hye ind"
-    " ita jav jpn kan kat khm kor lat lav lit mal mar mkd mya nep nld nob ori pan pes pol por ron rus sin"
-    " slk slv sna spa srp swe tam tel tgl tha tuk tur ukr urd uzb vie yid zho zul cmn"
-)
-LOCALES: Final = tuple(_LOCALE_CODES.split())
+LOCALES: Final = tuple(LOCALE_CODES)
 """Locale codes accepted in ``localizedAttributes``, in the order error messages list them."""
 
 

@@ -1,4 +1,5 @@
-"""``/indexes``, ``/indexes/{uid}`` and ``/swap-indexes`` (core.md §3.2, §3.10)."""
+"""``/indexes``, ``/indexes/{uid}``, ``/indexes/{uid}/compact`` and ``/swap-indexes`` (core.md §3.2, §3.10,
+§3.15)."""
 
 from __future__ import annotations
 
@@ -113,6 +114,15 @@ async def delete_index(request: Request, index_uid: str) -> HTTPResponse:
     return json_response(
         await request.app.ctx.cluster.register_task("indexDeletion", uid, params), status=202
     )
+
+
+@bp.post("/indexes/<index_uid:str>/compact", ctx_action="indexes.compact")
+async def compact_index(request: Request, index_uid: str) -> HTTPResponse:
+    """Enqueued whether or not the index exists (the task then fails with ``index_not_found``); the body
+    and query string are ignored, as the reference engine does. Details appear once it succeeded."""
+    uid = checked_index_uid(index_uid)
+    task = await request.app.ctx.cluster.register_task("indexCompaction", uid, {"details": {}})
+    return json_response(task, status=202)
 
 
 @bp.post("/swap-indexes", ctx_action="indexes.swap")

@@ -123,7 +123,7 @@ class _Applier:
         index_id = catalog.remove(self.env, self.txn, operation["index"])
         removed = 0
         if index_id is not None:
-            removed = self.ctx.wipe_index(index_id)
+            removed = self.ctx.wipe_index(index_id, keep_fields=False)
             delete_settings(self.env, self.txn, index_id)
             self.ctx.forget_indexer(index_id)
         self._count(operation, deleted=removed)
@@ -176,7 +176,7 @@ class _Applier:
         deleted = 0
         if index_id is not None:
             self.touched.add(index_id)
-            deleted = self.ctx.wipe_index(index_id)
+            deleted = self.ctx.wipe_index(index_id, keep_fields=True)
         self._count(operation, deleted=deleted)
 
     def _update_settings(self, operation: Operation) -> None:

@@ -18,6 +18,7 @@ from shard.index.blocks import BlockWriter
 from shard.index.codec import DocumentCodec
 from shard.index.env import Database, StoreEnv, Txn, index_prefix
 from shard.index.facets import FacetIndexer
+from shard.index.fields import KnownFields, load_fields, save_fields
 from shard.index.indexer import Indexer
 from shard.index.postings import Deltas
 from shard.index.record_store import RecordWriter
@@ -44,6 +45,7 @@ class WriteContext:
         self._states: dict[int, IndexState] = {}
         self._indexers: dict[int, Indexer] = {}
         self._facet_indexers: dict[int, FacetIndexer] = {}
+        self._fields: dict[int, KnownFields] = {}
         self.deltas = Deltas(txn, env.words, env.prefixes, env.stems, env.facets)
         self.documents = BlockWriter(txn, env.documents, codec)
         self.records = RecordWriter(txn, env, codec)
@@ -54,6 +56,13 @@ class WriteContext:
         if state is None:
             state = self._states[index_id] = load_state(self.env, self.txn, index_id)
         return state
+
+    def fields(self, index_id: int) -> KnownFields:
+        """The index's field paths, loaded on first use and saved by ``flush``."""
+        known = self._fields.get(index_id)
+        if known is None:
+            known = self._fields[index_id] = load_fields(self.env, self.codec, self.txn, index_id)
+        return known
 
     def indexer(self, index_id: int) -> Indexer:
         """The index's indexer for this batch, built from its stored settings on first use."""
@@ -90,17 +99,23 @@ class WriteContext:
         if self._since_check >= ABORT_CHECK_INTERVAL:
             self.check_abort()
 
-    def wipe_index(self, index_id: int) -> int:
+    def wipe_index(self, index_id: int, *, keep_fields: bool) -> int:
         """Delete the index's documents and all data derived from them; returns how many documents it had.
 
         Pending postings changes are flushed first so that none of them lands after the wipe.
+        ``keep_fields``: the index lives on (its documents are cleared), so its field paths stay listed.
         """
         removed = len(self.state(index_id).live)
+        kept = self.fields(index_id) if keep_fields else None
+        self._fields.pop(index_id, None)
         self.deltas.flush()
         self.documents.forget(index_id)
         self.records.forget(index_id)
         self._wipe(index_id, self.env.per_index)
         self._states[index_id] = IndexState()
+        if kept is not None:
+            kept.dirty = True  # the wipe deleted its record with the rest
+            self._fields[index_id] = kept
         return removed
 
     def wipe_searchable(self, index_id: int) -> None:
@@ -139,3 +154,5 @@ class WriteContext:
         self.records.flush()
         for index_id, state in self._states.items():
             save_state(self.env, self.txn, index_id, state)
+        for index_id, known in self._fields.items():
+            save_fields(self.env, self.txn, index_id, known)

@@ -92,6 +92,7 @@ def _insert(ctx: WriteContext, state: IndexState, index_id: int, doc_id: int, do
     ctx.documents.put(index_id, doc_id, value)
     state.raw_size += len(value)
     state.count_fields(document, +1)
+    ctx.fields(index_id).add(document)
     ctx.indexer(index_id).index(state, doc_id, document)
     ctx.facet_indexer(index_id).index(state, doc_id, document)
 

@@ -41,6 +41,7 @@ _BODIES: dict[tuple[str, str], Any] = {
     ("POST", "indexes/<index_uid:str>/documents/delete-batch"): [2],
     ("POST", "indexes/<index_uid:str>/documents/delete"): {"filter": "id = 2"},
     ("POST", "indexes/<index_uid:str>/documents/fetch"): {},
+    ("POST", "indexes/<index_uid:str>/fields"): {},
     ("POST", "indexes/<index_uid:str>/search"): {"q": "hello"},
     ("POST", "multi-search"): {"queries": [{"indexUid": INDEX, "q": "hello"}]},
     ("PATCH", "indexes/<index_uid:str>/settings"): {},
