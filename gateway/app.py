@@ -35,6 +35,7 @@ from gateway.routes import (
     settings,
     stats,
     tasks,
+    unsupported,
     version,
 )
 from gateway.search.queue import SearchQueue
@@ -53,7 +54,16 @@ def create_app(config: Config, name: str = "sift") -> Sanic:
     app.ctx.guard = Guard(config.master_key, app.ctx.keys)
     app.ctx.features = RuntimeFeatures(config)
     routes = (health, version, indexes, documents, settings, tasks, stats, search, facet_search, multi_search)
-    for module in (*routes, keys, experimental, render, network, dynamic_search_rules, document_edition):
+    for module in (
+        *routes,
+        keys,
+        experimental,
+        render,
+        network,
+        dynamic_search_rules,
+        document_edition,
+        unsupported,
+    ):
         app.blueprint(module.bp)
     require_route_actions(app)
     app.error_handler.add(Exception, handle_exception)

@@ -31,7 +31,15 @@ from tests.support.cluster import RunningCluster
 INDEX = "matrix"
 OTHER = "other"
 ROUTES = gateway_routes()
-_PATH_VALUES = {"index_uid": INDEX, "document_id": "1", "task_uid": "0", "batch_uid": "0", "rule_uid": "rule"}
+_PATH_VALUES = {
+    "index_uid": INDEX,
+    "document_id": "1",
+    "task_uid": "0",
+    "batch_uid": "0",
+    "rule_uid": "rule",
+    "uuid": "x",
+    "workspace": "x",
+}
 _QUERIES = {("POST", "tasks/cancel"): "?uids=0", ("DELETE", "tasks"): "?uids=0"}
 _BODIES: dict[tuple[str, str], Any] = {
     ("POST", "indexes"): {"uid": INDEX},
@@ -55,7 +63,9 @@ _INDEX_IN_BODY = {("POST", "indexes"), ("POST", "swap-indexes"), ("POST", "multi
 _GLOBAL_ACTIONS = {
     "version", "keys.get", "keys.create", "keys.update", "keys.delete",
     "experimental.get", "experimental.update", "network.get", "network.update", "dynamicSearchRules.get",
-    "dynamicSearchRules.update", "dynamicSearchRules.delete",
+    "dynamicSearchRules.update", "dynamicSearchRules.delete", "metrics.get", "webhooks.get",
+    "webhooks.create", "webhooks.update", "webhooks.delete", "dumps.create", "snapshots.create", "export",
+    "chats.get", "chats.delete", "chatsSettings.get", "chatsSettings.update",
 }  # fmt: skip
 _CONCRETE_ACTIONS = sorted({route.action for route in ROUTES} - {"public"})
 CREDENTIALS = ("none", "wrong", "no_action", "other_index", "expired", "deleted", "tenant", "master")
