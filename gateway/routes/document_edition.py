@@ -43,11 +43,10 @@ async def edit_documents(request: Request, index_uid: str) -> HTTPResponse:
     parse_query(request, _QUERY)
     _BODY.validate(json_body(request))
     features: RuntimeFeatures = request.app.ctx.features
-    if not features.enabled("editDocumentsByFunction"):
-        raise ApiError(
-            "feature_not_enabled",
-            "Using the documents edit route requires enabling the `edit documents by function` experimental "
-            "feature. See https://github.com/orgs/meilisearch/discussions/762",
-        )
+    features.require(
+        "editDocumentsByFunction",
+        "Using the documents edit route requires enabling the `edit documents by function` experimental "
+        "feature. See https://github.com/orgs/meilisearch/discussions/762",
+    )
     checked_index_uid(index_uid)
     raise ApiError("edit_documents_by_function_error", UNSUPPORTED)

@@ -32,12 +32,11 @@ _ROUTES = "Using the `/dynamic-search-rules` routes"
 
 def _require_feature(request: Request, what: str) -> None:
     features: RuntimeFeatures = request.app.ctx.features
-    if not features.enabled("dynamicSearchRules"):
-        raise ApiError(
-            "feature_not_enabled",
-            f"{what} requires enabling the `dynamic search rules` experimental feature. "
-            "See https://github.com/orgs/meilisearch/discussions/884",
-        )
+    features.require(
+        "dynamicSearchRules",
+        f"{what} requires enabling the `dynamic search rules` experimental feature. "
+        "See https://github.com/orgs/meilisearch/discussions/884",
+    )
 
 
 def _checked_uid(uid: str) -> str:

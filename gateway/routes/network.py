@@ -35,12 +35,11 @@ _CONTROL = Schema(
 
 def _require_network(request: Request, route: str) -> None:
     features: RuntimeFeatures = request.app.ctx.features
-    if not features.enabled("network"):
-        raise ApiError(
-            "feature_not_enabled",
-            f"Using the {route} route requires enabling the `network` experimental feature. "
-            "See https://github.com/orgs/meilisearch/discussions/805",
-        )
+    features.require(
+        "network",
+        f"Using the {route} route requires enabling the `network` experimental feature. "
+        "See https://github.com/orgs/meilisearch/discussions/805",
+    )
 
 
 @bp.get("/network", ctx_action="network.get")

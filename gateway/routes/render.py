@@ -124,13 +124,12 @@ def _check_params(
 
 
 def _requires(features: RuntimeFeatures, feature: str, what: str, step: str) -> None:
-    if not features.enabled(feature):
-        label, discussion = _FEATURE_LINKS[feature]
-        raise ApiError(
-            "feature_not_enabled",
-            f"error while fetching {step}: {what} requires enabling the `{label}` experimental feature. "
-            f"See https://github.com/orgs/meilisearch/discussions/{discussion}",
-        )
+    label, discussion = _FEATURE_LINKS[feature]
+    features.require(
+        feature,
+        f"error while fetching {step}: {what} requires enabling the `{label}` experimental feature. "
+        f"See https://github.com/orgs/meilisearch/discussions/{discussion}",
+    )
 
 
 async def _index_settings(request: Request, uid: str, prefix: str) -> dict[str, Any]:
@@ -246,12 +245,11 @@ def _require_documents_access(request: Request, body: dict[str, Any]) -> None:
 async def render_template(request: Request) -> HTTPResponse:
     body = _BODY.validate(json_body(request))
     features: RuntimeFeatures = request.app.ctx.features
-    if not features.enabled("renderRoute"):
-        raise ApiError(
-            "feature_not_enabled",
-            "calling the /render-template route requires enabling the `render_route` experimental feature. "
-            "See https://github.com/orgs/meilisearch/discussions/888",
-        )
+    features.require(
+        "renderRoute",
+        "calling the /render-template route requires enabling the `render_route` experimental feature. "
+        "See https://github.com/orgs/meilisearch/discussions/888",
+    )
     _require_documents_access(request, body)
     template = await _fetch_template(request, body["template"], features)
     source = template.source

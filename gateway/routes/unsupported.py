@@ -121,8 +121,8 @@ def _handler(route: UnsupportedRoute) -> Callable[..., Coroutine[Any, Any, HTTPR
 
     async def unsupported(request: Request, **_path: str) -> HTTPResponse:
         features: RuntimeFeatures = request.app.ctx.features
-        if route.gate is not None and not features.enabled(route.gate.feature):
-            raise ApiError("feature_not_enabled", route.gate.message)
+        if route.gate is not None:
+            features.require(route.gate.feature, route.gate.message)
         raise ApiError(
             "bad_request", f"`{route.method} {shown}` is not supported yet by Sift: {route.reason}."
         )

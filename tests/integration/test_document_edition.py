@@ -5,13 +5,13 @@ and, flag on, refused with ``edit_documents_by_function_error`` before anything 
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import httpx
 import pytest
 
 from tests.integration.search_support import assert_error
+from tests.support.client import switch_features
 from tests.support.cluster import RunningCluster
 
 URL = "/indexes/books/documents/edit"
@@ -19,12 +19,6 @@ FLAG_OFF = (
     "Using the documents edit route requires enabling the `edit documents by function` experimental feature. "
     "See https://github.com/orgs/meilisearch/discussions/762"
 )
-
-
-@pytest.fixture(scope="module")
-def cluster() -> Iterator[RunningCluster]:
-    with RunningCluster(shards=1) as running:
-        yield running
 
 
 def _edit(cluster: RunningCluster, body: Any, query: str = "") -> httpx.Response:
@@ -60,8 +54,7 @@ def test_unknown_query_parameter(cluster: RunningCluster) -> None:
 
 def test_flag_off_then_on(cluster: RunningCluster) -> None:
     assert_error(_edit(cluster, {"function": "doc.title = 1", "filter": 3}), "feature_not_enabled", FLAG_OFF)
-    features = httpx.patch(f"{cluster.url}/experimental-features", json={"editDocumentsByFunction": True})
-    assert features.status_code == 200
+    switch_features(cluster, editDocumentsByFunction=True)
     tasks_before = httpx.get(f"{cluster.url}/tasks").json()["total"]
     response = _edit(cluster, {"function": "doc.title = 1"})
     assert_error(

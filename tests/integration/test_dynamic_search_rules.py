@@ -14,7 +14,7 @@ import httpx
 import pytest
 
 from tests.integration.search_support import assert_error
-from tests.support.client import wait_task
+from tests.support.client import switch_features, wait_task
 from tests.support.cluster import RunningCluster
 
 PIN = {"selector": {"indexUid": "books", "id": "1"}, "action": {"type": "pin", "position": 0}}
@@ -31,24 +31,12 @@ ROUTES_OFF = (
 )
 
 
-@pytest.fixture(scope="module")
-def cluster() -> Iterator[RunningCluster]:
-    with RunningCluster(shards=2) as running:
-        yield running
-
-
 @pytest.fixture
 def enabled(cluster: RunningCluster) -> Iterator[None]:
-    assert (
-        httpx.patch(f"{cluster.url}/experimental-features", json={"dynamicSearchRules": True}).status_code
-        == 200
-    )
+    switch_features(cluster, dynamicSearchRules=True)
     yield
     wait_task(cluster, httpx.delete(f"{cluster.url}/dynamic-search-rules").json()["taskUid"])
-    assert (
-        httpx.patch(f"{cluster.url}/experimental-features", json={"dynamicSearchRules": False}).status_code
-        == 200
-    )
+    switch_features(cluster, dynamicSearchRules=False)
 
 
 def _patch(cluster: RunningCluster, uid: str, body: Any) -> httpx.Response:

@@ -15,6 +15,7 @@ import httpx
 import pytest
 
 from tests.integration.search_support import assert_error
+from tests.support.client import switch_features
 from tests.support.cluster import RunningCluster
 
 NIL = "00000000-0000-0000-0000-000000000000"
@@ -24,17 +25,11 @@ FLAG_OFF = (
 )
 
 
-@pytest.fixture(scope="module")
-def cluster() -> Iterator[RunningCluster]:
-    with RunningCluster(shards=2) as running:
-        yield running
-
-
 @pytest.fixture
 def enabled(cluster: RunningCluster) -> Iterator[None]:
-    assert httpx.patch(f"{cluster.url}/experimental-features", json={"network": True}).status_code == 200
+    switch_features(cluster, network=True)
     yield
-    assert httpx.patch(f"{cluster.url}/experimental-features", json={"network": False}).status_code == 200
+    switch_features(cluster, network=False)
 
 
 def _patch(cluster: RunningCluster, body: Any) -> httpx.Response:

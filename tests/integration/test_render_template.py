@@ -17,6 +17,7 @@ import pytest
 
 from tests.integration.search_support import assert_error
 from tests.support.auth import MASTER_KEY, bearer, create_key, secured_cluster
+from tests.support.client import switch_features
 from tests.support.cluster import RunningCluster
 
 DOCS = [
@@ -44,8 +45,7 @@ def enabled(cluster: RunningCluster) -> Iterator[None]:
 
 
 def _features(cluster: RunningCluster, **features: bool) -> None:
-    response = httpx.patch(f"{cluster.url}/experimental-features", json=features, headers=bearer(MASTER_KEY))
-    assert response.status_code == 200, response.text
+    switch_features(cluster, bearer(MASTER_KEY), **features)
 
 
 def _render(cluster: RunningCluster, body: Any, key: str = MASTER_KEY) -> httpx.Response:

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
@@ -16,6 +15,7 @@ from gateway.routes.unsupported import ROUTES as UNSUPPORTED
 from gateway.routes.unsupported import UnsupportedRoute
 from tests.integration.search_support import assert_error
 from tests.support.auth import gateway_routes
+from tests.support.client import switch_features
 from tests.support.cluster import RunningCluster
 
 API = Path(__file__).resolve().parents[3] / "shared" / "api"
@@ -59,12 +59,6 @@ def test_every_contract_route_is_served() -> None:
     assert not missing, sorted(missing)
 
 
-@pytest.fixture(scope="module")
-def cluster() -> Iterator[RunningCluster]:
-    with RunningCluster(shards=1) as running:
-        yield running
-
-
 def _path(template: str) -> str:
     return re.sub(r"<(\w+):str>", lambda m: {"index_uid": "books"}.get(m.group(1), "x"), template)
 
@@ -75,13 +69,11 @@ def test_unsupported_routes_say_so(cluster: RunningCluster, route: UnsupportedRo
     url = f"{cluster.url}{path}"
     if gate is not None:
         assert_error(httpx.request(method, url, json={}), "feature_not_enabled", gate.message)
-        assert (
-            httpx.patch(f"{cluster.url}/experimental-features", json={gate.feature: True}).status_code == 200
-        )
+        switch_features(cluster, **{gate.feature: True})
     try:
         response = httpx.request(method, url, json={})
         assert_error(response, "bad_request", prefix=f"`{method} ")
         assert "is not supported yet by Sift: " in response.json()["message"]
     finally:
         if gate is not None:
-            httpx.patch(f"{cluster.url}/experimental-features", json={gate.feature: False})
+            switch_features(cluster, **{gate.feature: False})
