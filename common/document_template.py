@@ -24,6 +24,8 @@ DEFAULT_TEMPLATE = (
     "{{ field.name }}: {{ field.value }}\n{% endif %}{% endfor %}"
 )
 DEFAULT_MAX_BYTES = 400
+_VECTORS = "_vectors"
+"""Embeddings are not text to embed: neither ``doc`` nor ``fields`` shows them."""
 
 
 class TemplateError(Exception):
@@ -120,8 +122,9 @@ def render_document(
 ) -> str:
     """The template's text for ``document`` (``doc`` and ``fields``), cut to ``max_bytes`` when given."""
     template = parse_template(source)
+    shown = {name: value for name, value in document.items() if name != _VECTORS}
     try:
-        text = template.render(doc=dict(document), fields=document_fields(document, is_searchable))
+        text = template.render(doc=shown, fields=document_fields(shown, is_searchable))
     except LiquidError as error:
         raise TemplateError(
             f"missing field in document: liquid: {_first_line(error)}", parsing=False

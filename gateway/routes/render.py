@@ -94,6 +94,8 @@ _INPUT_PARAMS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "inlineDocument": (("inline",), ("indexUid", "id")),
     "inlineSearch": (("inline",), ("indexUid", "id")),
 }
+# Embedders whose vectors come from elsewhere than a rendered document (search.md §6.11).
+_WITHOUT_TEMPLATE = frozenset({"userProvided", "composite"})
 _SNAKE = {"indexUid": "index_uid", "documentTemplateMaxBytes": "document_template_max_bytes"}
 _FEATURE_LINKS = {"multimodal": ("multimodal", 846), "chatCompletions": ("chat completions", 835)}
 
@@ -175,6 +177,12 @@ async def _fetch_template(request: Request, spec: dict[str, Any], features: Runt
             f"error while fetching template: cannot find embedder `{spec['embedder']}` in index `{uid}`",
         )
     if kind == "documentTemplate":
+        if embedder.get("source") in _WITHOUT_TEMPLATE:
+            raise ApiError(
+                "invalid_render_template",
+                f"error while fetching template: embedder `{spec['embedder']}` in index `{uid}` does not use "
+                "a document template.",
+            )
         source = embedder.get("documentTemplate") or DEFAULT_TEMPLATE
         limit = embedder.get("documentTemplateMaxBytes") or DEFAULT_MAX_BYTES
         return _Template(source, limit if max_bytes is None else max_bytes, False)

@@ -117,6 +117,42 @@ def test_template_errors(cluster: RunningCluster, enabled: None) -> None:
     assert_error(_render(cluster, undefined), "template_rendering_error", prefix=prefix)
 
 
+def test_embedder_document_template_and_its_max_bytes(cluster: RunningCluster, enabled: None) -> None:
+    """The `documentTemplate` kind renders what the embedder would embed: its template, cut to its
+    `documentTemplateMaxBytes` unless the request overrides it; `_vectors` is never shown."""
+    admin = meilisearch.Client(cluster.url, MASTER_KEY)
+    rest = {
+        "source": "rest",
+        "url": "http://127.0.0.1:9/embed",
+        "request": {"input": "{{text}}"},
+        "response": {"embedding": "{{embedding}}"},
+        "dimensions": 2,
+        "documentTemplate": "{{ doc.title }} ({{ doc.year }})",
+        "documentTemplateMaxBytes": 6,
+    }
+    embedders = {"rest": rest, "own": {"source": "userProvided", "dimensions": 2}}
+    task = admin.wait_for_task(admin.index("embedded").update_embedders(embedders).task_uid)
+    assert task.status == "succeeded", task
+    document = {"id": 1, "title": "Dune", "year": 1965, "_vectors": {"own": [0.1, 0.2]}}
+    admin.wait_for_task(admin.index("embedded").add_documents([document]).task_uid)
+    given = {"kind": "indexDocument", "indexUid": "embedded", "id": "1"}
+    template = {"kind": "documentTemplate", "indexUid": "embedded", "embedder": "rest"}
+    response = _render(cluster, {"template": template, "input": given})
+    assert response.json() == {"template": rest["documentTemplate"], "rendered": "Dune ("}, response.text
+    wider = {**template, "documentTemplateMaxBytes": 100}
+    assert _render(cluster, {"template": wider, "input": given}).json()["rendered"] == "Dune (1965)"
+    inline = {"kind": "inlineDocumentTemplate", "inline": FIELDS_TEMPLATE}
+    assert (
+        _render(cluster, {"template": inline, "input": given}).json()["rendered"]
+        == "id=1|title=Dune|year=1965|"
+    )
+    own = {"template": {**template, "embedder": "own"}}
+    message = (
+        "error while fetching template: embedder `own` in index `embedded` does not use a document template."
+    )
+    assert_error(_render(cluster, own), "invalid_render_template", message)
+
+
 def test_embedder_templates_come_from_the_index_settings(cluster: RunningCluster, enabled: None) -> None:
     body = {"template": {"kind": "documentTemplate", "indexUid": "books", "embedder": "default"}}
     message = "error while fetching template: cannot find embedder `default` in index `books`"
