@@ -8,6 +8,7 @@ fetched, then the input, each failure prefixed with the step that failed.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from sanic import Blueprint, HTTPResponse, Request
@@ -100,29 +101,24 @@ _SNAKE = {"indexUid": "index_uid", "documentTemplateMaxBytes": "document_templat
 _FEATURE_LINKS = {"multimodal": ("multimodal", 846), "chatCompletions": ("chat completions", 835)}
 
 
+@dataclass(frozen=True)
 class _Template:
-    def __init__(self, source: Any, max_bytes: int | None, fragment: bool) -> None:
-        self.source = source
-        self.max_bytes = max_bytes
-        self.fragment = fragment
+    source: Any
+    """A Liquid string, or for a fragment the JSON whose strings are Liquid."""
+    max_bytes: int | None
+    fragment: bool
 
 
 def _check_params(
     kind: str, given: dict[str, Any], table: dict[str, Any], code: str, step: str, snake: bool
 ) -> None:
     needed, refused = table[kind]
-    for name in needed:
-        if given.get(name) is None:
-            shown = _SNAKE.get(name, name) if snake else name
-            raise ApiError(
-                code, f"error while fetching {step}: parameter `{shown}` missing for kind `{kind}`"
-            )
-    for name in refused:
-        if given.get(name) is not None:
-            shown = _SNAKE.get(name, name) if snake else name
-            raise ApiError(
-                code, f"error while fetching {step}: parameter `{shown}` disallowed for kind `{kind}`"
-            )
+    wrong = [(name, "missing") for name in needed if given.get(name) is None]
+    wrong += [(name, "disallowed") for name in refused if given.get(name) is not None]
+    if wrong:
+        name, problem = wrong[0]
+        shown = _SNAKE.get(name, name) if snake else name
+        raise ApiError(code, f"error while fetching {step}: parameter `{shown}` {problem} for kind `{kind}`")
 
 
 def _requires(features: RuntimeFeatures, feature: str, what: str, step: str) -> None:
