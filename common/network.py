@@ -9,13 +9,11 @@ raises the errors that depend on what is stored (a new remote without a url).
 
 from __future__ import annotations
 
-import os
-import time
-import uuid
 from typing import Any
 from urllib.parse import urlsplit
 
 from common.errors import ApiError
+from common.uuid7 import uuid7
 from common.validation import Kind, Schema, Spec
 
 NIL_VERSION = "00000000-0000-0000-0000-000000000000"
@@ -74,15 +72,6 @@ def check_patch(patch: dict[str, Any]) -> None:
             )
 
 
-def new_version() -> str:
-    """A UUID v7 (time-ordered), as the reference stamps each change of the network."""
-    millis = time.time_ns() // 1_000_000
-    value = (millis & ((1 << 48) - 1)) << 80 | int.from_bytes(os.urandom(10), "big")
-    value = (value & ~(0xF << 76)) | (0x7 << 76)  # version 7
-    value = (value & ~(0x3 << 62)) | (0x2 << 62)  # RFC 4122 variant
-    return str(uuid.UUID(int=value))
-
-
 def merge_network(stored: dict[str, Any], patch: dict[str, Any]) -> dict[str, Any]:
     """The record after a validated PATCH: named remotes and shards change, ``null`` removes one, a
     removed remote leaves every shard; each PATCH gets a new version."""
@@ -117,7 +106,7 @@ def merge_network(stored: dict[str, Any], patch: dict[str, Any]) -> dict[str, An
         "remotes": remotes,
         "shards": result_shards,
         "leader": None,
-        "version": new_version(),
+        "version": uuid7(),
     }
 
 
