@@ -167,18 +167,18 @@ def apply_patch(
 _WORD = re.compile(r"\w+")
 
 
-def _words(text: str) -> set[str]:
-    return {word.casefold() for word in _WORD.findall(text)}
+def _words(text: str) -> list[str]:
+    return [word.casefold() for word in _WORD.findall(text)]
 
 
 def matches_filter(rule: dict[str, Any], rule_filter: dict[str, Any] | None) -> bool:
-    """``active`` compares; ``query`` keeps rules whose description holds every word of it."""
+    """``active`` compares; ``query`` searches descriptions as the reference does: the ``last``
+    matching strategy without typos or prefixes, so a rule is kept when its description holds the
+    query's first word (``black zzz`` finds "Black Friday", ``zzz black`` does not)."""
     if not rule_filter:
         return True
     active = rule_filter.get("active")
     if active is not None and rule["active"] != active:
         return False
-    query = rule_filter.get("query")
-    if query:
-        return _words(query) <= _words(rule.get("description") or "")
-    return True
+    words = _words(rule_filter.get("query") or "")
+    return not words or words[0] in _words(rule.get("description") or "")

@@ -94,6 +94,10 @@ def test_list_pages_and_filters(cluster: RunningCluster, enabled: None) -> None:
     assert [r["uid"] for r in _list(cluster, {"filter": {"active": False}}).json()["results"]] == ["b-rule"]
     found = _list(cluster, {"filter": {"query": "friday"}}).json()
     assert ([r["uid"] for r in found["results"]], found["total"]) == (["a-rule"], 1)
+    # The reference's `last` strategy without typos or prefixes: words are dropped from the end.
+    assert _list(cluster, {"filter": {"query": "DEALS zzz"}}).json()["total"] == 1
+    for missed in ("zzz deals", "fri", "fridya"):
+        assert _list(cluster, {"filter": {"query": missed}}).json()["total"] == 0, missed
     cleared = _done(cluster, httpx.delete(f"{cluster.url}/dynamic-search-rules"))
     assert (cleared["type"], cleared["details"]) == ("dsrClear", {"deletedDocuments": 3})
     assert _list(cluster, {}).json()["total"] == 0
