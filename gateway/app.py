@@ -18,8 +18,11 @@ from gateway.http import cors
 from gateway.http.body import decode_body
 from gateway.http.errors import handle_exception
 from gateway.http.routing import PREFLIGHT_PATH, GatewayRouter
+from gateway.replication import keep_task_headers
 from gateway.routes import (
+    document_edition,
     documents,
+    dynamic_search_rules,
     experimental,
     facet_search,
     fields,
@@ -27,10 +30,13 @@ from gateway.routes import (
     indexes,
     keys,
     multi_search,
+    network,
+    render,
     search,
     settings,
     stats,
     tasks,
+    unsupported,
     version,
 )
 from gateway.search.queue import SearchQueue
@@ -49,11 +55,23 @@ def create_app(config: Config, name: str = "sift") -> Sanic:
     app.ctx.guard = Guard(config.master_key, app.ctx.keys)
     app.ctx.features = RuntimeFeatures(config)
     routes = (health, version, indexes, documents, settings, tasks, stats, search, facet_search, multi_search)
-    for module in (*routes, fields, keys, experimental):
+    for module in (
+        *routes,
+        fields,
+        keys,
+        experimental,
+        render,
+        network,
+        dynamic_search_rules,
+        document_edition,
+        unsupported,
+    ):
         app.blueprint(module.bp)
     require_route_actions(app)
     app.error_handler.add(Exception, handle_exception)
     app.on_request(authorize_request)
+    if config.experimental_replication_parameters:
+        app.on_request(keep_task_headers)
     app.on_request(_decode_request_body)
     app.on_response(cors.add_cors_headers)
 

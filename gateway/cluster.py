@@ -13,6 +13,7 @@ from common.layout import DataLayout
 from common.partition import shard_of
 from common.rpc import health_pb2, json_pb2, scheduler_pb2, scheduler_pb2_grpc, shard_pb2, shard_pb2_grpc
 from common.rpc.channels import aio_channel
+from gateway.replication import task_headers
 from gateway.search_stream import SearchStream
 
 
@@ -46,12 +47,15 @@ class Cluster:
         payload: bytes = b"",
         custom_metadata: str | None = None,
     ) -> Any:
+        headers = task_headers.get()
         request = scheduler_pb2.RegisterTaskRequest(
             type=task_type,
             index_uid=index_uid or "",
             params_json=orjson.dumps(params),
             payload=payload,
             custom_metadata=custom_metadata,
+            task_id=headers.task_uid(),
+            dry_run=headers.is_dry_run(),
         )
         return _unwrap(await self.scheduler.RegisterTask(request, wait_for_ready=True, timeout=60))
 

@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from common.config import Config
+from common.errors import ApiError
 from common.features import Features, FilterFeatures, merge_features
 
 # Features a launch option (CLI, env or config file) also turns on, whatever the runtime value.
@@ -39,6 +40,11 @@ class RuntimeFeatures:
     def enabled(self, name: str) -> bool:
         """Effective: the launch option or the runtime value."""
         return name in self._launched or bool(self._runtime[name])
+
+    def require(self, name: str, message: str) -> None:
+        """``feature_not_enabled`` with the route's own sentence (the reference words each differently)."""
+        if not self.enabled(name):
+            raise ApiError("feature_not_enabled", message)
 
     def filters(self) -> FilterFeatures:
         return FilterFeatures(

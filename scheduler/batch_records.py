@@ -31,6 +31,12 @@ def apply_catalog_change(txn: Txn, change: str, value: Any) -> None:
         txn.delete_index(value)
     elif change == "relabel":
         _relabel_tasks(txn, value)
+    elif change == "putRule":
+        txn.put_rule(value)
+    elif change == "deleteRule":
+        txn.delete_rule(value)
+    elif change == "clearRules":
+        txn.clear_rules()
 
 
 def _relabel_tasks(txn: Txn, mapping: dict[str, str]) -> None:

@@ -8,6 +8,7 @@ from typing import Any
 
 from pyroaring import BitMap
 
+from scheduler.rules import RULE_TASK_TYPES
 from scheduler.store import SchedulerStore
 from scheduler.tasks import ENQUEUED
 
@@ -116,6 +117,8 @@ def _follower_rule(first: dict[str, Any]) -> Callable[[dict[str, Any], bool, lis
             return kind in ("ids", "filter", "clear")
         if first_kind == "settingsUpdate":
             return kind in ("settingsUpdate", "clear")
+        if first_kind in RULE_TASK_TYPES:
+            return kind in RULE_TASK_TYPES
         return False
 
     return accepts

@@ -25,6 +25,7 @@ from scheduler.batching import BatchPlan, Limits, plan_next_batch
 from scheduler.documents import plan_documents
 from scheduler.progress import TOP_STEPS, Progress
 from scheduler.queries import Processing
+from scheduler.rules import RULE_TASK_TYPES, run_rules_batch
 from scheduler.settings import run_settings_batch
 from scheduler.shards import ShardClients
 from scheduler.store import SchedulerStore, new_index_record
@@ -194,6 +195,8 @@ class Executor:
             return await self._compact(first, batch_uid)
         if kind == "indexUpdate":
             return await self._update_index(first, batch_uid)
+        if kind in RULE_TASK_TYPES:
+            return run_rules_batch(self.store, plan.tasks)
         if kind == "settingsUpdate" and all(t["type"] != "indexDeletion" for t in plan.tasks):
             dispatch = functools.partial(self._dispatch, batch_uid, abortable=abortable)
             return await run_settings_batch(

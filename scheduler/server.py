@@ -28,7 +28,9 @@ from scheduler.compaction import compact, remove_leftovers
 from scheduler.executor import Executor
 from scheduler.features import FeatureCatalog
 from scheduler.keys import KeyCatalog
+from scheduler.network import NetworkCatalog
 from scheduler.queries import hidden_batches, match_tasks, seek_page, visible_tasks
+from scheduler.replication import Replication
 from scheduler.shards import ShardClients
 from scheduler.store import SchedulerStore
 from scheduler.tasks import (
@@ -50,6 +52,7 @@ _QUEUE_FULL = (
     "Please delete tasks to continue performing write operations."
 )
 _CLEANUP_BATCH = 100_000
+_NO_REPLICATION = Replication(None, False)
 
 
 def _reply(value: Any) -> json_pb2.JsonReply:
@@ -68,6 +71,7 @@ class SchedulerService(scheduler_pb2_grpc.SchedulerServicer):
         self.executor = executor
         self.keys = keys
         self.features = features
+        self.network = NetworkCatalog(store)
         self._register_lock = asyncio.Lock()
         self._compact_lock = asyncio.Lock()
 
@@ -85,10 +89,13 @@ class SchedulerService(scheduler_pb2_grpc.SchedulerServicer):
         exempt = request.type in ("taskCancelation", "taskDeletion")
         if not exempt and self.store.database_size() > _TASK_DB_STOP_BYTES:
             return _error(ApiError("no_space_left_on_device", _QUEUE_FULL))
+        replication = Replication(request.task_id if request.HasField("task_id") else None, request.dry_run)
         try:
             record = await self.register(
-                request.type, request.index_uid or None, params, details, request.payload, custom
+                request.type, request.index_uid or None, params, details, request.payload, custom, replication
             )
+        except ApiError as error:
+            return _error(error)
         except (lmdb.MapFullError, lmdb.DiskError) as error:
             return _error(ApiError("no_space_left_on_device", f"The task could not be stored: {error}."))
         except OSError as error:
@@ -104,16 +111,20 @@ class SchedulerService(scheduler_pb2_grpc.SchedulerServicer):
         details: dict[str, Any] | None,
         payload: bytes = b"",
         custom: str | None = None,
+        replication: Replication = _NO_REPLICATION,
     ) -> dict[str, Any]:
-        """Durably enqueue a task (fsync before returning) and wake the executor."""
+        """Durably enqueue a task (fsync before returning) and wake the executor; a dry run stops
+        before writing."""
         async with self._register_lock:
-            uid = self.store.get_meta("next_task_uid", 0)
+            uid = replication.task_uid(self.store.get_meta("next_task_uid", 0))
             if task_type in ("taskCancelation", "taskDeletion"):
                 matched = match_tasks(self.store, params.pop("filters"), self.executor.processing)
                 matched = BitMap(u for u in matched if u < uid)
                 store_matched_tasks(params, matched)
                 details = {**(details or {}), "matchedTasks": len(matched)}
             record = new_record(uid, task_type, index_uid, details, params, now_ns(), custom)
+            if replication.dry_run:
+                return record
             with self.store.write() as txn:
                 txn.set_meta("next_task_uid", uid + 1)
                 txn.put_task(record)
@@ -269,6 +280,21 @@ class SchedulerService(scheduler_pb2_grpc.SchedulerServicer):
     ) -> json_pb2.JsonReply:
         return _answer(lambda: self.keys.delete(orjson.loads(request.json)["uid"]))
 
+    async def GetNetwork(
+        self, request: json_pb2.JsonRequest, context: grpc.aio.ServicerContext
+    ) -> json_pb2.JsonReply:
+        return _reply(self.network.get())
+
+    async def UpdateNetwork(
+        self, request: json_pb2.JsonRequest, context: grpc.aio.ServicerContext
+    ) -> json_pb2.JsonReply:
+        return _answer(lambda: self.network.update(orjson.loads(request.json)))
+
+    async def ListDynamicSearchRules(
+        self, request: json_pb2.JsonRequest, context: grpc.aio.ServicerContext
+    ) -> json_pb2.JsonReply:
+        return _reply({"results": self.store.list_rules()})
+
     async def GetFeatures(
         self, request: json_pb2.JsonRequest, context: grpc.aio.ServicerContext
     ) -> json_pb2.JsonReply:
@@ -353,7 +379,9 @@ async def serve(config: Config) -> None:
     service = SchedulerService(store, executor, keys, FeatureCatalog(store))
     server = aio_server(layout.scheduler_socket)
     scheduler_pb2_grpc.add_SchedulerServicer_to_server(service, server)
-    executor.before_batch = lambda: _cleanup_old_tasks(store, service)
+    if not config.experimental_replication_parameters:
+        # With replication parameters, task uids are the replicas' business: none is deleted here.
+        executor.before_batch = lambda: _cleanup_old_tasks(store, service)
     await server.start()
     running = asyncio.create_task(executor.run_forever())
     stopping = asyncio.create_task(wait_for_stop_signal())

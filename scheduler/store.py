@@ -4,7 +4,8 @@ Tasks, payloads, batches, the index catalog and the filter bitmaps change togeth
 transaction, committed with fsync before a write is acknowledged. Bitmaps (status, type, index) are
 kept in memory too, since this process is their only writer; memory is updated only after commit.
 API keys (uid -> key record, never the key value) live in their own table of the same environment;
-runtime experimental features are one record of the meta table.
+runtime experimental features and the ``/network`` record are records of the meta table; dynamic
+search rules (uid -> rule) have their own table.
 """
 
 from __future__ import annotations
@@ -94,6 +95,15 @@ class Txn:
         raw = self.txn.get(uid.encode(), db=self.store.keys_db)
         return orjson.loads(raw) if raw is not None else None
 
+    def put_rule(self, rule: dict[str, Any]) -> None:
+        self.txn.put(rule["uid"].encode(), orjson.dumps(rule), db=self.store.rules_db)
+
+    def delete_rule(self, uid: str) -> None:
+        self.txn.delete(uid.encode(), db=self.store.rules_db)
+
+    def clear_rules(self) -> None:
+        self.txn.drop(self.store.rules_db, delete=False)
+
     def set_meta(self, name: str, value: Any) -> None:
         if value is None:
             self.txn.delete(name.encode(), db=self.store.meta_db)
@@ -131,7 +141,7 @@ class SchedulerStore:
                 self._bitmaps[name.decode()] = BitMap.deserialize(raw)
 
     def _open(self) -> None:
-        self.env = lmdb.open(str(self.path), map_size=_MAP_SIZE, max_dbs=8, sync=True, metasync=True)
+        self.env = lmdb.open(str(self.path), map_size=_MAP_SIZE, max_dbs=16, sync=True, metasync=True)
         self.tasks_db = self.env.open_db(b"tasks")
         self.payloads_db = self.env.open_db(b"payloads")
         self.batches_db = self.env.open_db(b"batches")
@@ -139,6 +149,7 @@ class SchedulerStore:
         self.meta_db = self.env.open_db(b"meta")
         self.bitmaps_db = self.env.open_db(b"bitmaps")
         self.keys_db = self.env.open_db(b"keys")
+        self.rules_db = self.env.open_db(b"rules")
 
     @property
     def data_file(self) -> Path:
@@ -225,6 +236,11 @@ class SchedulerStore:
 
     def list_keys(self) -> list[dict[str, Any]]:
         with self.env.begin(db=self.keys_db) as txn:
+            return [orjson.loads(raw) for _, raw in txn.cursor()]
+
+    def list_rules(self) -> list[dict[str, Any]]:
+        """Every dynamic search rule, by uid (bytewise)."""
+        with self.env.begin(db=self.rules_db) as txn:
             return [orjson.loads(raw) for _, raw in txn.cursor()]
 
     def get_meta(self, name: str, default: Any = None) -> Any:

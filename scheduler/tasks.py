@@ -36,8 +36,13 @@ TYPES = (
     "upgradeDatabase",
     "indexCompaction",
     "networkTopologyChange",
+    "dsrUpdate",
+    "dsrClear",
 )
-_COUNT_FIELDS = ("receivedDocuments", "indexedDocuments", "deletedDocuments", "canceledTasks", "deletedTasks")
+_COUNT_FIELDS = (
+    "receivedDocuments", "indexedDocuments", "deletedDocuments", "canceledTasks", "deletedTasks",
+    "updatedRules",
+)  # fmt: skip
 _ALWAYS_KNOWN = ("receivedDocuments", "providedIds", "matchedTasks")
 # Details that count things: a batch sums them over its tasks.
 COUNT_DETAILS = frozenset({*_COUNT_FIELDS, *_ALWAYS_KNOWN})

@@ -7,15 +7,19 @@ from typing import ClassVar as _ClassVar, Optional as _Optional
 DESCRIPTOR: _descriptor.FileDescriptor
 
 class RegisterTaskRequest(_message.Message):
-    __slots__ = ("type", "index_uid", "params_json", "payload", "custom_metadata")
+    __slots__ = ("type", "index_uid", "params_json", "payload", "custom_metadata", "task_id", "dry_run")
     TYPE_FIELD_NUMBER: _ClassVar[int]
     INDEX_UID_FIELD_NUMBER: _ClassVar[int]
     PARAMS_JSON_FIELD_NUMBER: _ClassVar[int]
     PAYLOAD_FIELD_NUMBER: _ClassVar[int]
     CUSTOM_METADATA_FIELD_NUMBER: _ClassVar[int]
+    TASK_ID_FIELD_NUMBER: _ClassVar[int]
+    DRY_RUN_FIELD_NUMBER: _ClassVar[int]
     type: str
     index_uid: str
     params_json: bytes
     payload: bytes
     custom_metadata: str
-    def __init__(self, type: _Optional[str] = ..., index_uid: _Optional[str] = ..., params_json: _Optional[bytes] = ..., payload: _Optional[bytes] = ..., custom_metadata: _Optional[str] = ...) -> None: ...
+    task_id: int
+    dry_run: bool
+    def __init__(self, type: _Optional[str] = ..., index_uid: _Optional[str] = ..., params_json: _Optional[bytes] = ..., payload: _Optional[bytes] = ..., custom_metadata: _Optional[str] = ..., task_id: _Optional[int] = ..., dry_run: _Optional[bool] = ...) -> None: ...

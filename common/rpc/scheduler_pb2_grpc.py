@@ -126,6 +126,21 @@ class SchedulerStub:
                 request_serializer=common_dot_rpc_dot_json__pb2.JsonRequest.SerializeToString,
                 response_deserializer=common_dot_rpc_dot_json__pb2.JsonReply.FromString,
                 _registered_method=True)
+        self.GetNetwork = channel.unary_unary(
+                '/sift.v1.Scheduler/GetNetwork',
+                request_serializer=common_dot_rpc_dot_json__pb2.JsonRequest.SerializeToString,
+                response_deserializer=common_dot_rpc_dot_json__pb2.JsonReply.FromString,
+                _registered_method=True)
+        self.UpdateNetwork = channel.unary_unary(
+                '/sift.v1.Scheduler/UpdateNetwork',
+                request_serializer=common_dot_rpc_dot_json__pb2.JsonRequest.SerializeToString,
+                response_deserializer=common_dot_rpc_dot_json__pb2.JsonReply.FromString,
+                _registered_method=True)
+        self.ListDynamicSearchRules = channel.unary_unary(
+                '/sift.v1.Scheduler/ListDynamicSearchRules',
+                request_serializer=common_dot_rpc_dot_json__pb2.JsonRequest.SerializeToString,
+                response_deserializer=common_dot_rpc_dot_json__pb2.JsonReply.FromString,
+                _registered_method=True)
 
 
 class SchedulerServicer:
@@ -264,6 +279,30 @@ class SchedulerServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def GetNetwork(self, request, context):
+        """--- Issue 19: the network record and dynamic search rules. ---
+        The /network record (core.md §3.15): {} -> the GET /network object.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def UpdateNetwork(self, request, context):
+        """A validated PATCH body -> the network after the change, committed (fsync) before the reply;
+        missing_network_url / invalid_network_url for what depends on the stored remotes.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ListDynamicSearchRules(self, request, context):
+        """{} -> {"results": [rule]}: every dynamic search rule, by uid. Rules change only through the
+        dsrUpdate / dsrClear tasks.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_SchedulerServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -354,6 +393,21 @@ def add_SchedulerServicer_to_server(servicer, server):
             ),
             'CompactTaskQueue': grpc.unary_unary_rpc_method_handler(
                     servicer.CompactTaskQueue,
+                    request_deserializer=common_dot_rpc_dot_json__pb2.JsonRequest.FromString,
+                    response_serializer=common_dot_rpc_dot_json__pb2.JsonReply.SerializeToString,
+            ),
+            'GetNetwork': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetNetwork,
+                    request_deserializer=common_dot_rpc_dot_json__pb2.JsonRequest.FromString,
+                    response_serializer=common_dot_rpc_dot_json__pb2.JsonReply.SerializeToString,
+            ),
+            'UpdateNetwork': grpc.unary_unary_rpc_method_handler(
+                    servicer.UpdateNetwork,
+                    request_deserializer=common_dot_rpc_dot_json__pb2.JsonRequest.FromString,
+                    response_serializer=common_dot_rpc_dot_json__pb2.JsonReply.SerializeToString,
+            ),
+            'ListDynamicSearchRules': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListDynamicSearchRules,
                     request_deserializer=common_dot_rpc_dot_json__pb2.JsonRequest.FromString,
                     response_serializer=common_dot_rpc_dot_json__pb2.JsonReply.SerializeToString,
             ),
@@ -842,6 +896,87 @@ class Scheduler:
             request,
             target,
             '/sift.v1.Scheduler/CompactTaskQueue',
+            common_dot_rpc_dot_json__pb2.JsonRequest.SerializeToString,
+            common_dot_rpc_dot_json__pb2.JsonReply.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetNetwork(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/sift.v1.Scheduler/GetNetwork',
+            common_dot_rpc_dot_json__pb2.JsonRequest.SerializeToString,
+            common_dot_rpc_dot_json__pb2.JsonReply.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def UpdateNetwork(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/sift.v1.Scheduler/UpdateNetwork',
+            common_dot_rpc_dot_json__pb2.JsonRequest.SerializeToString,
+            common_dot_rpc_dot_json__pb2.JsonReply.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListDynamicSearchRules(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/sift.v1.Scheduler/ListDynamicSearchRules',
             common_dot_rpc_dot_json__pb2.JsonRequest.SerializeToString,
             common_dot_rpc_dot_json__pb2.JsonReply.FromString,
             options,

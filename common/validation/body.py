@@ -84,12 +84,13 @@ class Schema:
         return result
 
 
-def validate(spec: Spec, value: object) -> Any:
+def validate(spec: Spec, value: object, path: str = "") -> Any:
     """Validate a decoded JSON body against ``spec``; raises the first problem as an ``ApiError``.
 
-    Returns the value with objects reduced to their known, present fields.
+    Returns the value with objects reduced to their known, present fields. ``path`` places a value
+    checked on its own (e.g. after a tag chose its schema) where it sits in the body.
     """
-    return _value(spec, value, "", spec.code or "bad_request")
+    return _value(spec, value, path, spec.code or "bad_request")
 
 
 def _at(path: str) -> str:

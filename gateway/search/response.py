@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import math
-import os
 import time
-import uuid
 from typing import Any
 
 from common.settings.pagination import capped_window
+from common.uuid7 import uuid7
 from gateway.search.facets import merge_facets
 from gateway.search.params import DEFAULT_LIMIT
 from gateway.search.runner import IndexSearch, render_hit
@@ -52,12 +51,3 @@ def add_page_fields(
         body["limit"] = limit
         body["offset"] = offset
         body["estimatedTotalHits"] = total
-
-
-def uuid7() -> str:
-    """A version-7 UUID (time-ordered), as the reference stamps each search request."""
-    millis = time.time_ns() // 1_000_000
-    value = (millis & ((1 << 48) - 1)) << 80 | int.from_bytes(os.urandom(10), "big")
-    value = (value & ~(0xF << 76)) | (0x7 << 76)
-    value = (value & ~(0x3 << 62)) | (0x2 << 62)
-    return str(uuid.UUID(int=value))

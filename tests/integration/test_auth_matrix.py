@@ -16,6 +16,7 @@ import httpx
 import meilisearch
 import pytest
 
+from gateway.auth.actions import granted
 from tests.support.auth import (
     MASTER_KEY,
     Route,
@@ -30,7 +31,15 @@ from tests.support.cluster import RunningCluster
 INDEX = "matrix"
 OTHER = "other"
 ROUTES = gateway_routes()
-_PATH_VALUES = {"index_uid": INDEX, "document_id": "1", "task_uid": "0", "batch_uid": "0"}
+_PATH_VALUES = {
+    "index_uid": INDEX,
+    "document_id": "1",
+    "task_uid": "0",
+    "batch_uid": "0",
+    "rule_uid": "rule",
+    "uuid": "x",
+    "workspace": "x",
+}
 _QUERIES = {("POST", "tasks/cancel"): "?uids=0", ("DELETE", "tasks"): "?uids=0"}
 _BODIES: dict[tuple[str, str], Any] = {
     ("POST", "indexes"): {"uid": INDEX},
@@ -54,7 +63,11 @@ _INDEX_IN_BODY = {("POST", "indexes"), ("POST", "swap-indexes"), ("POST", "multi
 # Actions of routes without an index: only keys on every index may use them (core.md §3.6).
 _GLOBAL_ACTIONS = {
     "version", "keys.get", "keys.create", "keys.update", "keys.delete",
-    "experimental.get", "experimental.update", "tasks.compact",
+    "experimental.get", "experimental.update", "tasks.compact", "network.get", "network.update",
+    "dynamicSearchRules.get",
+    "dynamicSearchRules.update", "dynamicSearchRules.delete", "metrics.get", "webhooks.get",
+    "webhooks.create", "webhooks.update", "webhooks.delete", "dumps.create", "snapshots.create", "export",
+    "chats.get", "chats.delete", "chatsSettings.get", "chatsSettings.update",
 }  # fmt: skip
 _CONCRETE_ACTIONS = sorted({route.action for route in ROUTES} - {"public"})
 CREDENTIALS = ("none", "wrong", "no_action", "other_index", "expired", "deleted", "tenant", "master")
@@ -86,15 +99,19 @@ def credentials(secured: RunningCluster) -> dict[str, Any]:
         "tenant": admin.generate_tenant_token(search_key.uid, ["*"], api_key=search_key.key),
         "master": MASTER_KEY,
         "no_action": {
-            action: create_key(secured, actions=[a for a in _CONCRETE_ACTIONS if a != action], indexes=["*"])[
-                "key"
-            ]
+            action: create_key(secured, actions=_all_but(action), indexes=["*"])["key"]
             for action in _CONCRETE_ACTIONS
         },
         "victim": create_key(secured, actions=["search"], indexes=["*"])["uid"],
     }
     time.sleep(max(0.0, 2.2 - (time.monotonic() - started)))
     return values
+
+
+def _all_but(action: str) -> list[str]:
+    """Every route action except ``action`` and the wildcards granting it (``documents.*`` is itself
+    the action of ``/documents/edit``)."""
+    return [a for a in _CONCRETE_ACTIONS if action not in granted([a])]
 
 
 def _url(secured: RunningCluster, route: Route, victim: str) -> str:

@@ -28,3 +28,9 @@ def wait_task(
             return dict(task)
         time.sleep(0.02)
     raise TimeoutError(f"task {task_uid} not finished: {task}")
+
+
+def switch_features(cluster: RunningCluster, headers: dict[str, str] | None = None, **flags: bool) -> None:
+    """``PATCH /experimental-features`` with ``flags``; it must succeed."""
+    response = httpx.patch(f"{cluster.url}/experimental-features", json=flags, headers=headers, timeout=30)
+    assert response.status_code == 200, response.text
