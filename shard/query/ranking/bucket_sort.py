@@ -104,9 +104,12 @@ class Ranker:
             droppable.sort(key=lambda index: (counts[index] > 0, -counts[index], -index))
         else:
             droppable.reverse()
+        # Phrases are never dropped (search.md §7.2): with one, every free word may go; without, the
+        # last word standing stays.
+        droppable_count = len(droppable) if len(droppable) < len(terms) else len(droppable) - 1
         sets = [everything]
         current = set(everything)
-        for index in droppable[: max(len(droppable) - 1, 0)]:
+        for index in droppable[:droppable_count]:
             current.discard(index)
             sets.append(tuple(sorted(current)))
         return sets
