@@ -17,11 +17,12 @@ from gateway.search.runner import IndexSearch, render_hit
 def search_response(
     result: IndexSearch, params: dict[str, Any], window: tuple[int, int, bool], started: float
 ) -> dict[str, Any]:
-    """Counts are capped at ``maxTotalHits`` (the contract's recommendation, §1.5), so ``totalPages``
-    never points past the last reachable page."""
+    """Only the hits stop at ``maxTotalHits``: the counts are the candidates summed over the shards,
+    uncapped, as the reference's search pipeline reports them (search.md §1.5 left it open), so
+    ``totalPages`` may point past the last reachable page."""
     offset, limit, _ = window
     first, count = capped_window(offset, limit, result.max_total_hits)
-    total = min(result.candidates, result.max_total_hits)
+    total = result.candidates
     body: dict[str, Any] = {
         "hits": [render_hit(entry, params) for entry in result.hits[first : first + count]],
         "query": params.get("q") or "",
