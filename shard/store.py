@@ -32,6 +32,10 @@ from shard.query.document_sort import SortedEntry, sorted_documents
 from shard.query.read_cache import DEFAULT_BUDGET, TABLE_SIZES, ReadCache, cached_value
 from shard.query.search import SearchResult, search
 
+LIGHT_DOCUMENTS = 10_000
+"""The most documents of an index a shard holds for a search asking for no hits to run on its event
+loop rather than the search thread (``ShardStore.light``)."""
+
 
 def _never() -> bool:
     return False
@@ -54,6 +58,8 @@ class ShardStore:
         self.codec = DocumentCodec()
         self.cache = ReadCache(cache_budget)
         self.shards = shards
+        self._sizes: dict[str, tuple[int, int]] = {}
+        """Index uid -> (cache generation, live documents), for ``light``."""
 
     def close(self) -> None:
         self.env.close()
@@ -176,6 +182,23 @@ class ShardStore:
             settings, state = load_settings(env, txn, index_id), load_state(env, txn, index_id)
             scope = FilterScope(env, txn, index_id, None, settings, state, (self.cache, generation))
             yield scope, filter_documents(scope, filter_, code="invalid_document_filter", features=features)
+
+    def light(self, index_uid: str, params: dict[str, Any]) -> bool:
+        """Whether a search is cheap enough for the caller's thread: it asks for no hits (a facet
+        search, a count round) and this shard holds at most ``LIGHT_DOCUMENTS`` of the index. On the
+        sdk-fixtures books (13 documents) a facet search costs ~50 µs here, less than the hop to the
+        search thread and back (~100-400 µs on a busy machine); on cities (85k documents a shard)
+        one with a query costs ~6 ms. The size is read once per generation (batch)."""
+        if params.get("limit") != 0 and not params.get("countTerms"):
+            return False
+        generation = self.cache.generation  # read before the snapshot, see ReadCache
+        known = self._sizes.get(index_uid)
+        if known is None or known[0] != generation:
+            with self.env.lmdb.begin() as txn:
+                index_id = catalog.lookup(self.env, txn, index_uid)
+                size = 0 if index_id is None else len(load_state(self.env, txn, index_id).live)
+            known = self._sizes[index_uid] = (generation, size)
+        return known[1] <= LIGHT_DOCUMENTS
 
     def search(
         self, index_uid: str, params: dict[str, Any], steps: Steps | None = None

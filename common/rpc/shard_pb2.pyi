@@ -35,7 +35,7 @@ class SearchRequest(_message.Message):
     def __init__(self, index_uid: _Optional[str] = ..., query_json: _Optional[bytes] = ...) -> None: ...
 
 class SearchReply(_message.Message):
-    __slots__ = ("hits_json", "candidates", "index_found", "error_json", "max_total_hits", "facets_json", "steps_json", "hit_documents", "rule_groups_json", "deduplicated")
+    __slots__ = ("hits_json", "candidates", "index_found", "error_json", "max_total_hits", "facets_json", "steps_json", "hit_documents", "rule_groups_json", "deduplicated", "work_ns")
     HITS_JSON_FIELD_NUMBER: _ClassVar[int]
     CANDIDATES_FIELD_NUMBER: _ClassVar[int]
     INDEX_FOUND_FIELD_NUMBER: _ClassVar[int]
@@ -46,6 +46,7 @@ class SearchReply(_message.Message):
     HIT_DOCUMENTS_FIELD_NUMBER: _ClassVar[int]
     RULE_GROUPS_JSON_FIELD_NUMBER: _ClassVar[int]
     DEDUPLICATED_FIELD_NUMBER: _ClassVar[int]
+    WORK_NS_FIELD_NUMBER: _ClassVar[int]
     hits_json: bytes
     candidates: int
     index_found: bool
@@ -56,7 +57,8 @@ class SearchReply(_message.Message):
     hit_documents: _containers.RepeatedScalarFieldContainer[bytes]
     rule_groups_json: bytes
     deduplicated: bool
-    def __init__(self, hits_json: _Optional[bytes] = ..., candidates: _Optional[int] = ..., index_found: _Optional[bool] = ..., error_json: _Optional[bytes] = ..., max_total_hits: _Optional[int] = ..., facets_json: _Optional[bytes] = ..., steps_json: _Optional[bytes] = ..., hit_documents: _Optional[_Iterable[bytes]] = ..., rule_groups_json: _Optional[bytes] = ..., deduplicated: _Optional[bool] = ...) -> None: ...
+    work_ns: int
+    def __init__(self, hits_json: _Optional[bytes] = ..., candidates: _Optional[int] = ..., index_found: _Optional[bool] = ..., error_json: _Optional[bytes] = ..., max_total_hits: _Optional[int] = ..., facets_json: _Optional[bytes] = ..., steps_json: _Optional[bytes] = ..., hit_documents: _Optional[_Iterable[bytes]] = ..., rule_groups_json: _Optional[bytes] = ..., deduplicated: _Optional[bool] = ..., work_ns: _Optional[int] = ...) -> None: ...
 
 class ApplyBatchRequest(_message.Message):
     __slots__ = ("batch_uid", "operations_json", "abortable")

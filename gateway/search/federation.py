@@ -32,6 +32,7 @@ class Fate(Enum):
     KEPT = "kept"
     SAME_DOCUMENT = "same document"
     SAME_VALUE = "same distinct value"
+    PAST_MAX_TOTAL_HITS = "past its index's maxTotalHits"
 
 
 def short_of_hits(queries: Sequence[Query], results: Sequence[IndexSearch], wanted: int, asked: int) -> bool:
@@ -69,9 +70,13 @@ def _walk(
     Lists are merged head by head (each query's own order is kept) by ``federated_order``; hits that
     nothing separates go to the lower query position. A document found by several queries of one index
     is kept once, from the query that ranks it first in the merged order. With ``distinct``, a hit
-    sharing a distinct value with a kept hit is dropped; hits without the attribute never are.
+    sharing a distinct value with a kept hit is dropped; hits without the attribute never are. An
+    index shows at most its ``maxTotalHits`` hits, whatever the number of queries naming it (as the
+    reference does); the hits past that are not shown but still counted.
     """
     streams = [_weighted(query, result) for query, result in zip(queries, results, strict=True)]
+    caps = {query.index_uid: result.max_total_hits for query, result in zip(queries, results, strict=True)}
+    shown: Counter[str] = Counter()
     seen: set[tuple[str, int]] = set()
     values_seen: set[tuple[int, Any]] = set()
     for _, query, entry in heapq.merge(*streams, key=lambda item: item[0]):
@@ -84,6 +89,10 @@ def _walk(
         if any(value in values_seen for value in values):
             yield query, entry, Fate.SAME_VALUE
             continue
+        if shown[query.index_uid] >= caps[query.index_uid]:
+            yield query, entry, Fate.PAST_MAX_TOTAL_HITS
+            continue
+        shown[query.index_uid] += 1
         values_seen.update(values)
         yield query, entry, Fate.KEPT
 

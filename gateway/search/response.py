@@ -16,15 +16,16 @@ from gateway.search.runner import IndexSearch, render_hit
 def search_response(
     result: IndexSearch, params: dict[str, Any], window: tuple[int, int, bool], started: float
 ) -> dict[str, Any]:
-    """Counts are capped at ``maxTotalHits`` (the contract's recommendation, §1.5), so ``totalPages``
-    never points past the last reachable page."""
+    """Only the hits stop at ``maxTotalHits``: the counts are the candidates summed over the shards,
+    uncapped, as the reference's search pipeline reports them (search.md §1.5 left it open), so
+    ``totalPages`` may point past the last reachable page."""
     offset, limit, _ = window
     first, count = capped_window(offset, limit, result.max_total_hits)
-    total = min(result.candidates, result.max_total_hits)
+    total = result.candidates
     body: dict[str, Any] = {
         "hits": [render_hit(entry, params) for entry in result.hits[first : first + count]],
         "query": params.get("q") or "",
-        "processingTimeMs": int((time.perf_counter() - started) * 1000),
+        "processingTimeMs": processing_ms(started, result.transit_ns),
     }
     add_page_fields(body, window, params, total)
     if params.get("facets") is not None:
@@ -32,6 +33,14 @@ def search_response(
         body["facetDistribution"], body["facetStats"] = facets.distribution(), facets.stats()
     body["requestUid"] = uuid7()
     return body
+
+
+def processing_ms(started: float, transit_ns: int = 0) -> int:
+    """``processingTimeMs``: the engine's work since ``started`` (``time.perf_counter()`` once the
+    search holds its slot: the reference starts its clock after its search permit, and counts neither
+    reading the request nor waiting in the queue), less ``transit_ns``, the time its messages spent
+    between the gateway and the shards (``runner.Transit``), which one process does not have."""
+    return max(int((time.perf_counter() - started) * 1000 - transit_ns / 1_000_000), 0)
 
 
 def add_page_fields(

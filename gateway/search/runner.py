@@ -8,6 +8,7 @@ would return.
 from __future__ import annotations
 
 import heapq
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -61,6 +62,27 @@ class IndexSearch:
     """With ``ruleGroups``: the query's rules as federated search groups them (``federated_rules``)."""
     deduplicated: bool = False
     """Distinct applied: the query's ``distinct`` or the index's ``distinctAttribute`` setting."""
+    transit_ns: int = 0
+    """The time the search's rounds to the shards spent between processes (``Transit``)."""
+
+
+class Transit:
+    """The time a search's rounds to the shards spend between processes: each round's wall time
+    less the slowest shard's own time on it (``SearchReply.work_ns``). ``processingTimeMs`` counts the
+    engine's work, the gateway's and the shards', not this: the reference, one process, has no such
+    wait (gateway/search/response.py, ``processing_ms``)."""
+
+    __slots__ = ("nanoseconds",)
+
+    def __init__(self) -> None:
+        self.nanoseconds = 0
+
+    async def round(self, cluster: Any, request: shard_pb2.SearchRequest) -> list[shard_pb2.SearchReply]:
+        sent = time.perf_counter_ns()
+        replies: list[shard_pb2.SearchReply] = await cluster.search(request)
+        slowest = max((reply.work_ns for reply in replies), default=0)
+        self.nanoseconds += max(time.perf_counter_ns() - sent - slowest, 0)
+        return replies
 
 
 async def search_index(
@@ -77,33 +99,46 @@ async def search_index(
     shard_query.update(app.ctx.features.filters().params())
     if steps is not None:
         shard_query["showPerformanceDetails"] = True  # shards time their own steps
+    transit = Transit()
     if needs_term_counts(shard_query):
-        shard_query["termCounts"] = await term_counts(cluster, uid, shard_query, steps)
+        shard_query["termCounts"] = await term_counts(cluster, uid, shard_query, steps, transit)
     limit = wanted
     while True:
-        found = await _fan_out(cluster, uid, shard_query, limit, steps)
+        found = await _fan_out(cluster, uid, shard_query, limit, steps, transit)
         pages, cap = found.pages, found.max_total_hits
         merged = list(heapq.merge(*pages, key=RankedHit.order))
         if all(hit.distinct is None for hit in merged):
             lap(steps, "merge")
+            hits = merged[:wanted]
             return IndexSearch(
-                merged[:wanted], found.candidates, cap, found.facets, found.rule_groups, found.deduplicated
+                hits,
+                found.candidates,
+                cap,
+                found.facets,
+                found.rule_groups,
+                found.deduplicated,
+                transit.nanoseconds,
             )
         kept, settled = deduplicate(merged, pages, min(limit, cap), wanted)
         lap(steps, "merge")
         if settled or limit >= cap:
-            count = await _distinct_count(cluster, uid, shard_query, kept, steps)
-            return IndexSearch(kept, count, cap, found.facets, found.rule_groups, deduplicated=True)
+            count = await _distinct_count(cluster, uid, shard_query, kept, steps, transit)
+            return IndexSearch(kept, count, cap, found.facets, found.rule_groups, True, transit.nanoseconds)
         limit = min(limit * DISTINCT_GROWTH, cap)
 
 
 async def _distinct_count(
-    cluster: Any, uid: str, shard_query: dict[str, Any], kept: list[RankedHit], steps: Steps | None
+    cluster: Any,
+    uid: str,
+    shard_query: dict[str, Any],
+    kept: list[RankedHit],
+    steps: Steps | None,
+    transit: Transit,
 ) -> int:
     """The candidates left once the page's kept hits exclude every other document sharing one of their
     values (what one shard holding everything counts): a second round, the values being known only now."""
     values = sorted({(kind, value) for hit in kept for kind, value in hit.distinct or ()}, key=repr)
-    remaining = await _fan_out(cluster, uid, {**shard_query, "distinctValues": values}, 0, steps)
+    remaining = await _fan_out(cluster, uid, {**shard_query, "distinctValues": values}, 0, steps, transit)
     return remaining.candidates + sum(1 for hit in kept if hit.distinct)
 
 
@@ -121,12 +156,12 @@ class _ShardPages:
 
 
 async def _fan_out(
-    cluster: Any, uid: str, shard_query: dict[str, Any], limit: int, steps: Steps | None
+    cluster: Any, uid: str, shard_query: dict[str, Any], limit: int, steps: Steps | None, transit: Transit
 ) -> _ShardPages:
     """Every shard's best ``limit`` hits, the summed candidate count, ``maxTotalHits`` and facets."""
     shard_query = {**shard_query, "limit": limit}
     request = shard_pb2.SearchRequest(index_uid=uid, query_json=orjson.dumps(shard_query))
-    replies = await cluster.search(request)
+    replies = await transit.round(cluster, request)
     if steps is not None:
         _record_round(steps, replies)
     if not any(reply.index_found for reply in replies):
@@ -190,14 +225,18 @@ def _record_round(steps: Steps, replies: list[shard_pb2.SearchReply]) -> None:
 
 
 async def term_counts(
-    cluster: Any, uid: str, shard_query: dict[str, Any], steps: Steps | None = None
+    cluster: Any,
+    uid: str,
+    shard_query: dict[str, Any],
+    steps: Steps | None = None,
+    transit: Transit | None = None,
 ) -> list[int]:
     """The index-wide document count of each query term: the frequency strategy drops the most
     frequent terms first, and every shard must drop the same ones (one extra round trip)."""
     request = shard_pb2.SearchRequest(
         index_uid=uid, query_json=orjson.dumps({**shard_query, "countTerms": True})
     )
-    replies = await cluster.search(request)
+    replies = await (transit or Transit()).round(cluster, request)
     if steps is not None:
         _record_round(steps, replies)
     totals: list[int] = []

@@ -36,6 +36,11 @@ class QueryTerm:
         """The normalised word of a plain term."""
         return self.words[0] or ""
 
+    @property
+    def word_count(self) -> int:
+        """Indexed words of the term: what the words rule counts (a phrase's stop words do not)."""
+        return sum(word is not None for word in self.words)
+
 
 @dataclass
 class ParsedQuery:
@@ -48,10 +53,6 @@ class ParsedQuery:
     @property
     def placeholder(self) -> bool:
         return not self.terms
-
-    def words(self) -> list[str]:
-        """Every indexed word of the terms in query order: what an attribute must equal to be exact."""
-        return [word for term in self.terms for word in term.words if word is not None]
 
 
 @dataclass

@@ -81,6 +81,15 @@ def test_results_come_in_query_order_each_with_its_own_pagination(cluster: Runni
     assert (results[2]["page"], results[2]["hitsPerPage"]) == (2, 5)
 
 
+@pytest.mark.usefixtures("indexes")
+def test_each_query_counts_every_candidate_past_max_total_hits(cluster: RunningCluster) -> None:
+    queries = [{"indexUid": "capped"}, {"indexUid": "capped", "page": 1, "hitsPerPage": 1}]
+    first, second = multi_ok(cluster, {"queries": queries})["results"]
+    # §1.5 as the reference answers: the hits stop at maxTotalHits (2), the counts do not.
+    assert (len(first["hits"]), first["estimatedTotalHits"]) == (2, len(BOOKS))
+    assert (second["totalHits"], second["totalPages"]) == (len(BOOKS), len(BOOKS))
+
+
 # -- federated ---------------------------------------------------------------------------------------
 
 
@@ -162,6 +171,19 @@ def test_a_document_found_by_two_queries_of_one_index_appears_once(cluster: Runn
     # Per index, the union of its queries' candidates: every book for both indexes.
     assert body["estimatedTotalHits"] == 2 * len(BOOKS), "candidates are counted before maxTotalHits"
     assert sum(uid == "capped" for uid, _ in ids) == 2, "each query is capped by its index's maxTotalHits"
+
+
+@pytest.mark.usefixtures("indexes")
+def test_an_index_shows_at_most_its_max_total_hits_over_all_its_queries(cluster: RunningCluster) -> None:
+    queries = [{"indexUid": "capped", "q": "the"}, {"indexUid": "capped"}, {"indexUid": "books", "q": "the"}]
+    body = multi_ok(cluster, {"queries": queries, "federation": {"limit": 100}})
+    # As the reference answers: two queries on `capped` (maxTotalHits 2) show 2 of its hits, not 2
+    # each; its count is still every candidate (the placeholder query's: every book).
+    uids = [uid for uid, _ in identities(body["hits"])]
+    assert uids.count("capped") == 2
+    the = single(cluster, "books", q="the", limit=100)["estimatedTotalHits"]
+    assert uids.count("books") == the
+    assert body["estimatedTotalHits"] == len(BOOKS) + the
 
 
 def matched_ids(cluster: RunningCluster, **params: Any) -> set[int]:

@@ -19,8 +19,6 @@ from tests.support.client import switch_features
 from tests.support.cluster import RunningCluster
 
 API = Path(__file__).resolve().parents[3] / "shared" / "api"
-# Routes other branches of issue 19 add (fields listing, compaction, task payloads): remove from here
-# once merged, so that this test checks them too.
 # OpenAPI 1.53 documents these streams; v1.50 has no such route and answers them as `/tasks/{uid}` and
 # `/batches/{uid}` with a non-numeric uid (core.md §5), which Sift does too.
 _SERVED_AS_UID_ROUTES = {("GET", "/tasks/stream"), ("GET", "/batches/stream")}

@@ -207,6 +207,9 @@ def sharded() -> Iterator[tuple[RunningCluster, RunningCluster]]:
             client = client_for(running)
             task = wait_task(running, client.index("movies").add_documents(MOVIES, primary_key="id").task_uid)
             assert task["status"] == "succeeded"
+            # found_ids needs every candidate on its page: the counts are no longer capped at 1000.
+            pagination = client.index("movies").update_pagination_settings({"maxTotalHits": 5000})
+            wait_task(running, pagination.task_uid)
         yield one, three
 
 

@@ -7,6 +7,8 @@ of the crafted data avoid accidental typo, prefix, n-gram and stem matches.
 
 from __future__ import annotations
 
+from typing import Any
+
 from tests.integration.search_support import found, ids, make_index, search, update_settings
 from tests.support.cluster import RunningCluster
 
@@ -95,6 +97,56 @@ def test_matching_strategy_frequency(cluster: RunningCluster) -> None:
     assert found(cluster, "freq", "zzyzx rare") == []
 
 
+BOOKS = t(
+    "a french book about cooking",
+    "the french book",
+    "book about french history",
+    "about nothing at all",
+    "french cooking book about bread",
+    "french book club about wine and cheese",
+)
+
+
+def words_details(body: dict[str, Any]) -> list[tuple[Any, int, int]]:
+    return [
+        (
+            hit["id"],
+            hit["_rankingScoreDetails"]["words"]["matchingWords"],
+            hit["_rankingScoreDetails"]["words"]["maxMatchingWords"],
+        )
+        for hit in body["hits"]
+    ]
+
+
+def test_phrases_are_never_dropped(cluster: RunningCluster) -> None:
+    make_index(cluster, "phrase-words", BOOKS)
+    # §7.2 last and frequency: free words are dropped, phrases never, so the phrase alone qualifies
+    # (2: `the french book`), below the documents that also match `about` (1, 6); 3 and 5 hold the
+    # words but not the phrase. The words rule counts a phrase's words, as the reference does.
+    for strategy in ("last", "frequency"):
+        body = search(
+            cluster,
+            "phrase-words",
+            q='"french book" about',
+            matchingStrategy=strategy,
+            showRankingScoreDetails=True,
+        )
+        assert words_details(body) == [(1, 3, 3), (6, 3, 3), (2, 2, 3)], strategy
+        assert body["estimatedTotalHits"] == 3
+    body = search(cluster, "phrase-words", q='"french book" about cooking', showRankingScoreDetails=True)
+    assert words_details(body) == [(1, 4, 4), (6, 3, 4), (2, 2, 4)]
+    # The phrase may come last: `about` is still the word that goes.
+    assert found(cluster, "phrase-words", 'about "french book"') == [1, 6, 2]
+    # Two phrases: nothing can be dropped.
+    assert found(cluster, "phrase-words", '"french book" "about cooking"') == [1]
+    body = search(cluster, "phrase-words", q='"french book" about', matchingStrategy="all")
+    assert (ids(body), body["estimatedTotalHits"]) == ([1, 6], 2)
+    # A phrase's stop words are not counted: `the french book` is 2 words, with `about` 3.
+    make_index(cluster, "phrase-stop", BOOKS, {"stopWords": ["the", "a"]})
+    body = search(cluster, "phrase-stop", q='"the french book" about', showRankingScoreDetails=True)
+    assert words_details(body) == [(1, 3, 3), (6, 3, 3), (2, 2, 3)]
+
+
 # --- proximity ----------------------------------------------------------------------------------------
 
 
@@ -123,6 +175,20 @@ def test_proximity_precision_by_attribute(cluster: RunningCluster) -> None:
     assert found(cluster, "prox-word", "quick fox") == ["adjacent", "gap", "split"]
     # §6.10 byAttribute: same attribute (cost 0, a tie kept in insertion order) vs not (max).
     assert found(cluster, "prox-attr", "quick fox") == ["gap", "adjacent", "split"]
+
+
+def test_proximity_next_to_a_phrase_counts_only_query_order(cluster: RunningCluster) -> None:
+    make_index(cluster, "prox-phrase", t("book about", "about book"))
+
+    def proximity(q: str) -> list[tuple[object, object]]:
+        body = search(cluster, "prox-phrase", q=q, showRankingScoreDetails=True)
+        return [(hit["id"], hit["_rankingScoreDetails"]["proximity"]["score"]) for hit in body["hits"]]
+
+    # Two words: reversed order costs 1 (3/4). Beside a phrase (the reference's behaviour, which the
+    # contract does not detail) a reversed pair is as far as it gets: 1/4, on either side of the phrase.
+    assert proximity("about book") == [(2, 1.0), (1, 0.75)]
+    assert proximity('about "book"') == [(2, 1.0), (1, 0.25)]
+    assert proximity('"about" book') == [(2, 1.0), (1, 0.25)]
 
 
 # --- attributeRank / wordPosition ---------------------------------------------------------------------
@@ -171,6 +237,19 @@ def test_exactness_exact_word_before_prefix(cluster: RunningCluster) -> None:
     make_index(cluster, "exact-words", t("big red applesauce", "big red apple"))
     # §7.4 exactness 3): neither starts with the query; 2 words matched exactly beat 1 exact + 1 prefix.
     assert found(cluster, "exact-words", "red apple") == [2, 1]
+
+
+def test_exactness_compares_the_kept_terms(cluster: RunningCluster) -> None:
+    make_index(cluster, "exact-kept", t("the french book", "the book", "book about french history"))
+
+    def match_types(q: str) -> list[tuple[object, object]]:
+        body = search(cluster, "exact-kept", q=q, showRankingScoreDetails=True)
+        return [(hit["id"], hit["_rankingScoreDetails"]["exactness"]["matchType"]) for hit in body["hits"]]
+
+    # §7.2 last drops `cooking`: exactness then compares an attribute with what the words rule kept
+    # (`the book`, `book about`), as the reference does, not with the whole query.
+    assert match_types("the book cooking") == [(2, "exactMatch"), (1, "noExactMatch")]
+    assert match_types('"book about" cooking') == [(3, "matchesStart")]
 
 
 # --- configured rule lists ----------------------------------------------------------------------------

@@ -104,9 +104,12 @@ class Ranker:
             droppable.sort(key=lambda index: (counts[index] > 0, -counts[index], -index))
         else:
             droppable.reverse()
+        # Phrases are never dropped (search.md §7.2): with one, every free word may go; without, the
+        # last word standing stays.
+        droppable_count = len(droppable) if len(droppable) < len(terms) else len(droppable) - 1
         sets = [everything]
         current = set(everything)
-        for index in droppable[: max(len(droppable) - 1, 0)]:
+        for index in droppable[:droppable_count]:
             current.discard(index)
             sets.append(tuple(sorted(current)))
         return sets
@@ -129,37 +132,43 @@ class Ranker:
         return RankingOutcome(found, len(docs) - len(gone & docs))
 
     def count(self, docs: BitMap, limit: int) -> int:
-        """How many of ``docs`` score at least the threshold, counted up to ``limit`` (all of them
-        without one). Every bucket that may still reach it is split down to the last rule, with no
-        per-document budget (the cutoff still applies), so the answer depends neither on the page
-        nor on how documents are spread over shards."""
+        """How many of ``docs`` score at least the threshold (all of them without one). Every bucket
+        that may still reach it is split down to the last rule, with no per-document budget (the
+        cutoff still applies), so the answer depends neither on the page nor on how documents are
+        spread over shards; once ``limit`` documents passed, the buckets not explored yet count
+        whole (an estimate, as search.md §1.5 has it), so counting never ranks more than that."""
         if self.threshold is None:
             return len(docs)
-        total = 0
-        for passing in self._passing(docs, self.threshold):
-            total += len(passing)
-            if total >= limit:
-                return limit
+        total = seen = 0
+        for bucket, passed in self._passing(docs, self.threshold):
+            seen += len(bucket)
+            if passed:
+                total += len(bucket)
+                if total >= limit:
+                    return total + len(docs) - seen
         return total
 
     def kept(self, docs: BitMap) -> BitMap:
         """The documents of ``docs`` that score at least the threshold, found as ``count`` finds them."""
         if self.threshold is None:
             return docs
-        return BitMap.union(BitMap(), *self._passing(docs, self.threshold))
+        passing = (bucket for bucket, passed in self._passing(docs, self.threshold) if passed)
+        return BitMap.union(BitMap(), *passing)
 
-    def _passing(self, docs: BitMap, threshold: float) -> Iterator[BitMap]:
+    def _passing(self, docs: BitMap, threshold: float) -> Iterator[tuple[BitMap, bool]]:
+        """Every bucket in rank order down to where the threshold decides it: (documents, passed)."""
         self.budget = None
         if docs:
             yield from self._passing_buckets(0, docs, self.kept_sets[0], (), threshold)
 
     def _passing_buckets(
         self, depth: int, docs: BitMap, kept: Kept, ranks: tuple[Rank, ...], threshold: float
-    ) -> Iterator[BitMap]:
+    ) -> Iterator[tuple[BitMap, bool]]:
         if ranks and score(ranks) < threshold:
+            yield docs, False
             return
         if self._leaf(depth, ranks):
-            yield docs
+            yield docs, True
             return
         for bucket in self.rules[depth].buckets(self, docs, kept):
             yield from self._passing_buckets(

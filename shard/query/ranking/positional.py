@@ -46,7 +46,8 @@ class DocumentCosts:
         """The documents in ``_occurrences``: their records were read and matched."""
         self._per_term: dict[tuple[int, Kept], dict[int, list[Occurrence]]] = {}
         self._spans: dict[Kept, list[range | None]] = {}
-        self._query_words = tuple(query.words())  # compared with records' word tuples
+        self._kept_words: dict[Kept, tuple[str, ...]] = {}
+        """The kept terms' words in query order, compared with records' word tuples."""
         self._holdings: dict[int, set[str]] = {}
         self._prepared = BitMap()
 
@@ -111,9 +112,15 @@ class DocumentCosts:
         if not pairs:
             return 0
         terms = self.per_term(doc_id, kept)
-        return sum(self._pair_cost(terms[left], terms[right]) for left, right in pairs)
+        phrases = self.query.terms
+        return sum(
+            self._pair_cost(terms[left], terms[right], phrases[left].phrase or phrases[right].phrase)
+            for left, right in pairs
+        )
 
-    def _pair_cost(self, left: list[Occurrence], right: list[Occurrence]) -> int:
+    def _pair_cost(self, left: list[Occurrence], right: list[Occurrence], forward_only: bool) -> int:
+        """The nearest pair's cost; next to a phrase only the query's order counts (the reference
+        gives a phrase's reversed neighbour the largest cost)."""
         best = MAX_PAIR_COST
         for a in left:
             for b in right:
@@ -121,7 +128,12 @@ class DocumentCosts:
                     continue
                 if a is b or self.by_attribute:
                     return 0
-                distance = b.start - a.end if b.start > a.end else a.start - b.end + 1
+                if b.start > a.end:
+                    distance = b.start - a.end
+                elif forward_only:
+                    continue
+                else:
+                    distance = a.start - b.end + 1
                 best = min(best, max(distance, 1) - 1)
                 if best == 0:
                     return 0
@@ -157,9 +169,15 @@ class DocumentCosts:
     # exactness
 
     def exactness(self, doc_id: int, kept: Kept) -> tuple[int, int]:
-        """(class, exact words): class 0 = an attribute equals the query, 1 = one starts with it,
-        2 = neither, then ranked by how many kept terms matched their own word."""
-        wanted = self._query_words
+        """(class, exact words): class 0 = an attribute equals the kept terms, 1 = one starts with
+        them, 2 = neither, then ranked by how many kept terms matched their own word. The words the
+        matching strategy dropped are not asked for, as in the reference."""
+        wanted = self._kept_words.get(kept)
+        if wanted is None:
+            terms = self.query.terms
+            wanted = self._kept_words[kept] = tuple(
+                word for index in kept for word in terms[index].words if word is not None
+            )
         allowed = self.ctx.allowed_fields
         if wanted:
             starts = False

@@ -36,12 +36,17 @@ class Rule(Protocol):
 
 
 class WordsRule:
-    """More kept query terms first; the matching strategy decides which terms go first."""
+    """More kept query words first; the matching strategy decides which terms go first.
+
+    Words are counted, not terms: a phrase counts its indexed words (not its stop words), as the
+    reference's ``matchingWords`` does.
+    """
 
     name = "words"
 
     def buckets(self, ranker: Ranker, docs: BitMap, kept: Kept) -> Iterator[Bucket]:
-        total = len(ranker.query.terms)
+        terms = ranker.query.terms
+        total = sum(term.word_count for term in terms)
         seen = BitMap()
         for subset in ranker.kept_sets:
             if not set(subset) <= set(kept):
@@ -49,8 +54,9 @@ class WordsRule:
             found = (ranker.coverage.matching(subset) & docs) - seen
             seen |= found
             if found:
-                details = {"matchingWords": len(subset), "maxMatchingWords": total}
-                yield Bucket(found, Rank(self.name, ((len(subset), total),), details), subset)
+                matching = sum(terms[index].word_count for index in subset)
+                details = {"matchingWords": matching, "maxMatchingWords": total}
+                yield Bucket(found, Rank(self.name, ((matching, total),), details), subset)
 
 
 class TypoRule:
