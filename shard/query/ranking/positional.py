@@ -25,9 +25,25 @@ MAX_POSITION_COST = len(_POSITION_BUCKETS) - 1
 EXACT_MATCH, MATCHES_START = 0, 1
 
 
+EXACT_POSITIONS = 16
+"""Positions below this are kept as they are; later ones only tell their bucket (as the reference)."""
+
+
 def position_cost(distance: int) -> int:
     """Word distances bucketed 0, 1, 2-4, 5-7, 8-11, 12-16, 17-24, 25-64, 65-256, 257-1024, >1024."""
     return bisect_left(_POSITION_BUCKETS, distance + 1) - 1
+
+
+def word_position_cost(position: int, wanted: int) -> int:
+    """The cost of a query word at ``wanted`` found at ``position`` in its attribute.
+
+    Near the start the distance counts; from position 16 on, the reference engine keeps only a
+    coarse bucket of the position itself (16-23, 24-64, 65-256, ...), whatever the query position:
+    measured on it, a word at 16 costs 6 and one at 24 costs 7 for the first and second query word alike.
+    """
+    if position < EXACT_POSITIONS:
+        return position_cost(abs(position - wanted))
+    return position_cost(24 if position < 24 else max(position, 25))
 
 
 class DocumentCosts:
@@ -148,8 +164,7 @@ class DocumentCosts:
         for term, found in self.per_term(doc_id, kept).items():
             if found:
                 wanted = terms[term].position
-                # The cost grows with the distance, so only the nearest occurrence is bucketed.
-                cost += position_cost(min(abs(occurrence.start - wanted) for occurrence in found))
+                cost += min(word_position_cost(occurrence.start, wanted) for occurrence in found)
             else:
                 cost += MAX_POSITION_COST
         return cost
