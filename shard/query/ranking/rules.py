@@ -27,15 +27,12 @@ class Bucket:
     docs: BitMap
     rank: Rank
     kept: Kept
-    typos: int | None = None
-    """The typo rule's cost of this bucket, once it has ranked: later rules look only at the
-    matches that fit it, as the reference does (a ``story`` typo does not place ``stork``)."""
 
 
 class Rule(Protocol):
     name: str
 
-    def buckets(self, ranker: Ranker, docs: BitMap, kept: Kept, typos: int | None) -> Iterator[Bucket]: ...
+    def buckets(self, ranker: Ranker, docs: BitMap, kept: Kept) -> Iterator[Bucket]: ...
 
 
 class WordsRule:
@@ -43,7 +40,7 @@ class WordsRule:
 
     name = "words"
 
-    def buckets(self, ranker: Ranker, docs: BitMap, kept: Kept, typos: int | None) -> Iterator[Bucket]:
+    def buckets(self, ranker: Ranker, docs: BitMap, kept: Kept) -> Iterator[Bucket]:
         total = len(ranker.query.terms)
         seen = BitMap()
         for subset in ranker.kept_sets:
@@ -53,13 +50,13 @@ class WordsRule:
             seen |= found
             if found:
                 details = {"matchingWords": len(subset), "maxMatchingWords": total}
-                yield Bucket(found, Rank(self.name, ((len(subset), total),), details), subset, typos)
+                yield Bucket(found, Rank(self.name, ((len(subset), total),), details), subset)
 
 
 class TypoRule:
     name = "typo"
 
-    def buckets(self, ranker: Ranker, docs: BitMap, kept: Kept, typos: int | None) -> Iterator[Bucket]:
+    def buckets(self, ranker: Ranker, docs: BitMap, kept: Kept) -> Iterator[Bucket]:
         top = ranker.coverage.max_cost(kept)
         levels = ranker.coverage.levels(kept, docs)
         previous = BitMap()
@@ -68,7 +65,7 @@ class TypoRule:
             previous = level
             if found:
                 details = {"typoCount": cost, "maxTypoCount": top}
-                yield Bucket(found, Rank(self.name, ((top + 1 - cost, top + 1),), details), kept, cost)
+                yield Bucket(found, Rank(self.name, ((top + 1 - cost, top + 1),), details), kept)
 
 
 class CostRule:
@@ -77,25 +74,25 @@ class CostRule:
     def __init__(
         self,
         name: str,
-        cost: Callable[[DocumentCosts, int, Kept, int | None], int],
+        cost: Callable[[DocumentCosts, int, Kept], int],
         maximum: Callable[[DocumentCosts, Kept], int],
     ) -> None:
         self.name = name
         self._cost = cost
         self._maximum = maximum
 
-    def buckets(self, ranker: Ranker, docs: BitMap, kept: Kept, typos: int | None) -> Iterator[Bucket]:
+    def buckets(self, ranker: Ranker, docs: BitMap, kept: Kept) -> Iterator[Bucket]:
         costs = ranker.costs
         top = self._maximum(costs, kept)
         if top == 0:
-            yield Bucket(docs, Rank(self.name, ((1, 1),)), kept, typos)
+            yield Bucket(docs, Rank(self.name, ((1, 1),)), kept)
             return
-        groups = ranker.group(docs, lambda doc_id: self._cost(costs, doc_id, kept, typos))
+        groups = ranker.group(docs, lambda doc_id: self._cost(costs, doc_id, kept))
         if groups is None:
-            yield Bucket(docs, SKIPPED, kept, typos)
+            yield Bucket(docs, SKIPPED, kept)
             return
         for cost in sorted(groups):
-            yield Bucket(BitMap(groups[cost]), Rank(self.name, ((top + 1 - cost, top + 1),)), kept, typos)
+            yield Bucket(BitMap(groups[cost]), Rank(self.name, ((top + 1 - cost, top + 1),)), kept)
 
 
 class AttributeRule:
@@ -103,15 +100,14 @@ class AttributeRule:
 
     name = "attribute"
 
-    def buckets(self, ranker: Ranker, docs: BitMap, kept: Kept, typos: int | None) -> Iterator[Bucket]:
+    def buckets(self, ranker: Ranker, docs: BitMap, kept: Kept) -> Iterator[Bucket]:
         costs = ranker.costs
         attribute_top, position_top = costs.attribute_max(kept), costs.word_position_max(kept)
         groups = ranker.group(
-            docs,
-            lambda doc_id: (costs.attribute(doc_id, kept, typos), costs.word_position(doc_id, kept, typos)),
+            docs, lambda doc_id: (costs.attribute(doc_id, kept), costs.word_position(doc_id, kept))
         )
         if groups is None:
-            yield Bucket(docs, SKIPPED, kept, typos)
+            yield Bucket(docs, SKIPPED, kept)
             return
         for attribute, position in sorted(groups):
             first = (attribute_top + 1 - attribute, attribute_top + 1)
@@ -121,16 +117,16 @@ class AttributeRule:
                 "queryWordDistanceScore": fold([second]),
             }
             rank = Rank(self.name, (first, second), details)
-            yield Bucket(BitMap(groups[(attribute, position)]), rank, kept, typos)
+            yield Bucket(BitMap(groups[(attribute, position)]), rank, kept)
 
 
 class ExactnessRule:
     name = "exactness"
 
-    def buckets(self, ranker: Ranker, docs: BitMap, kept: Kept, typos: int | None) -> Iterator[Bucket]:
-        groups = ranker.group(docs, lambda doc_id: _exactness_order(ranker, doc_id, kept, typos))
+    def buckets(self, ranker: Ranker, docs: BitMap, kept: Kept) -> Iterator[Bucket]:
+        groups = ranker.group(docs, lambda doc_id: _exactness_order(ranker, doc_id, kept))
         if groups is None:
-            yield Bucket(docs, SKIPPED, kept, typos)
+            yield Bucket(docs, SKIPPED, kept)
             return
         most = len(kept)
         for order in sorted(groups):
@@ -143,11 +139,11 @@ class ExactnessRule:
                 exact = most - missing
                 details = {"matchType": "noExactMatch", "matchingWords": exact, "maxMatchingWords": most}
                 rank = Rank(self.name, ((1, 3), (exact + 1, most + 1)), details)
-            yield Bucket(BitMap(groups[order]), rank, kept, typos)
+            yield Bucket(BitMap(groups[order]), rank, kept)
 
 
-def _exactness_order(ranker: Ranker, doc_id: int, kept: Kept, typos: int | None) -> tuple[int, int]:
-    kind, exact = ranker.costs.exactness(doc_id, kept, typos)
+def _exactness_order(ranker: Ranker, doc_id: int, kept: Kept) -> tuple[int, int]:
+    kind, exact = ranker.costs.exactness(doc_id, kept)
     return kind, (len(kept) - exact if kind > MATCHES_START else 0)
 
 
