@@ -29,3 +29,10 @@ def test_word_positions_from_16_on_are_bucketed(cluster: RunningCluster) -> None
     )
     make_index(cluster, "late-positions", docs)
     assert found(cluster, "late-positions", "target") == [3, 1, 2]
+
+
+def test_exactness_compares_the_words_bucket_kept_terms(cluster: RunningCluster) -> None:
+    # Under `last`, `ligure` is dropped: `Vezzano` then equals the query (exactMatch) and comes before
+    # `Vezzano sul Crostolo`, which only starts with it, although inserted first.
+    make_index(cluster, "kept-exactness", t("Vezzano sul Crostolo", "Vezzano"))
+    assert found(cluster, "kept-exactness", "vezzano ligure") == [2, 1]

@@ -62,7 +62,7 @@ class DocumentCosts:
         """The documents in ``_occurrences``: their records were read and matched."""
         self._per_term: dict[tuple[int, Kept], dict[int, list[Occurrence]]] = {}
         self._spans: dict[Kept, list[range | None]] = {}
-        self._query_words = tuple(query.words())  # compared with records' word tuples
+        self._kept_words: dict[Kept, tuple[str, ...]] = {}  # compared with records' word tuples
         self._holdings: dict[int, set[str]] = {}
         self._prepared = BitMap()
 
@@ -172,21 +172,32 @@ class DocumentCosts:
     # exactness
 
     def exactness(self, doc_id: int, kept: Kept) -> tuple[int, int]:
-        """(class, exact words): class 0 = an attribute equals the query, 1 = one starts with it,
-        2 = neither, then ranked by how many kept terms matched their own word."""
-        wanted = self._query_words
+        """(class, exact words): class 0 = an attribute equals the kept terms, 1 = one starts with
+        them, 2 = neither, then ranked by how many kept terms matched their own word.
+
+        As on the reference: only the words bucket's kept terms count (``Vezzano`` equals the query
+        ``vezzano ligure`` once ``ligure`` is dropped), and they must stand at consecutive positions
+        (a hard separator between them, as in ``I, Tonya``, is no exact match)."""
+        wanted = self._kept_words.get(kept)
+        if wanted is None:
+            terms = self.query.terms
+            wanted = tuple(word for term in kept for word in terms[term].words if word is not None)
+            self._kept_words[kept] = wanted
         allowed = self.ctx.allowed_fields
         if wanted:
             starts = False
-            first = wanted[0]
+            first, size = wanted[0], len(wanted)
             for entry in self.ctx.record(doc_id).fields:
                 words = entry.words
                 # Both classes need the field's first word; most fields fail here, before any slice.
                 if not words or words[0] != first or (allowed is not None and entry.field_id not in allowed):
                     continue
-                if words == wanted:
+                positions = entry.positions
+                if words[:size] != wanted or positions[size - 1] - positions[0] != size - 1:
+                    continue
+                if len(words) == size:
                     return EXACT_MATCH, len(kept)
-                if words[: len(wanted)] == wanted and entry.positions[0] == 0:
+                if positions[0] == 0:
                     starts = True
             if starts:
                 return MATCHES_START, len(kept)
