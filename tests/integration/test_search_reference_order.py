@@ -11,6 +11,13 @@ def t(*texts: str) -> list[dict[str, object]]:
     return [{"id": n, "t": text} for n, text in enumerate(texts, start=1)]
 
 
+def test_rules_after_typo_ignore_matches_costlier_than_the_bucket(cluster: RunningCluster) -> None:
+    # Both hold `stork` exactly (typo bucket 0). The first also holds `story` (one typo from it) at
+    # position 0, which must not give it the better word position: its `stork` is at 13, the other's at 3.
+    make_index(cluster, "after-typo", t("story is told, in Dee Bill stork", "one two three stork"))
+    assert found(cluster, "after-typo", "stork") == [2, 1]
+
+
 def test_word_positions_follow_the_reference_separators(cluster: RunningCluster) -> None:
     # ", " is a hard separator (+8): `target` is at 9 in the first, 5 in the second. A comma not
     # followed by a space, a line break and `…` are soft: 3 in the third.

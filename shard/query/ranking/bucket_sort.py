@@ -124,7 +124,7 @@ class Ranker:
     def rank(self, docs: BitMap, wanted: int) -> RankingOutcome:
         found: list[RankedDoc] = []
         if wanted > 0 and docs:
-            self._visit(0, docs, self.kept_sets[0], (), found, wanted)
+            self._visit(0, docs, self.kept_sets[0], None, (), found, wanted)
         gone = self.dropped if self.distinct is None else self.dropped | self.distinct.excluded
         return RankingOutcome(found, len(docs) - len(gone & docs))
 
@@ -151,19 +151,25 @@ class Ranker:
     def _passing(self, docs: BitMap, threshold: float) -> Iterator[BitMap]:
         self.budget = None
         if docs:
-            yield from self._passing_buckets(0, docs, self.kept_sets[0], (), threshold)
+            yield from self._passing_buckets(0, docs, self.kept_sets[0], None, (), threshold)
 
     def _passing_buckets(
-        self, depth: int, docs: BitMap, kept: Kept, ranks: tuple[Rank, ...], threshold: float
+        self,
+        depth: int,
+        docs: BitMap,
+        kept: Kept,
+        typos: int | None,
+        ranks: tuple[Rank, ...],
+        threshold: float,
     ) -> Iterator[BitMap]:
         if ranks and score(ranks) < threshold:
             return
         if self._leaf(depth, ranks):
             yield docs
             return
-        for bucket in self.rules[depth].buckets(self, docs, kept):
+        for bucket in self.rules[depth].buckets(self, docs, kept, typos):
             yield from self._passing_buckets(
-                depth + 1, bucket.docs, bucket.kept, (*ranks, bucket.rank), threshold
+                depth + 1, bucket.docs, bucket.kept, bucket.typos, (*ranks, bucket.rank), threshold
             )
 
     def _leaf(self, depth: int, ranks: tuple[Rank, ...]) -> bool:
@@ -188,6 +194,7 @@ class Ranker:
         depth: int,
         docs: BitMap,
         kept: Kept,
+        typos: int | None,
         ranks: tuple[Rank, ...],
         found: list[RankedDoc],
         wanted: int,
@@ -211,7 +218,9 @@ class Ranker:
                 if len(found) >= wanted:
                     return
             return
-        for bucket in self.rules[depth].buckets(self, docs, kept):
-            self._visit(depth + 1, bucket.docs, bucket.kept, (*ranks, bucket.rank), found, wanted)
+        for bucket in self.rules[depth].buckets(self, docs, kept, typos):
+            self._visit(
+                depth + 1, bucket.docs, bucket.kept, bucket.typos, (*ranks, bucket.rank), found, wanted
+            )
             if len(found) >= wanted:
                 return

@@ -60,7 +60,7 @@ class DocumentCosts:
         self._occurrences: dict[int, list[Occurrence]] = {}
         self._evaluated = BitMap()
         """The documents in ``_occurrences``: their records were read and matched."""
-        self._per_term: dict[tuple[int, Kept], dict[int, list[Occurrence]]] = {}
+        self._per_term: dict[tuple[int, Kept, int | None], dict[int, list[Occurrence]]] = {}
         self._spans: dict[Kept, list[range | None]] = {}
         self._kept_words: dict[Kept, tuple[str, ...]] = {}  # compared with records' word tuples
         self._holdings: dict[int, set[str]] = {}
@@ -91,21 +91,28 @@ class DocumentCosts:
             self._evaluated.add(doc_id)
         return found
 
-    def per_term(self, doc_id: int, kept: Kept) -> dict[int, list[Occurrence]]:
-        """Occurrences of each kept term, through derivations lying wholly inside the kept set."""
-        cached = self._per_term.get((doc_id, kept))
+    def per_term(self, doc_id: int, kept: Kept, typos: int | None = None) -> dict[int, list[Occurrence]]:
+        """Occurrences of each kept term, through derivations lying wholly inside the kept set and,
+        below the typo rule (``typos``: its bucket's cost), fitting that cost."""
+        key = (doc_id, kept, typos)
+        cached = self._per_term.get(key)
         if cached is not None:
             return cached
         spans = self._spans.get(kept)
         if spans is None:
             spans = self._spans[kept] = self._spans_inside(kept)
+        inside = [
+            (occurrence, span)
+            for occurrence in self.occurrences(doc_id)
+            if (span := spans[occurrence.derivation]) is not None
+        ]
+        if typos is not None:
+            inside = _fitting(inside, kept, typos)
         result: dict[int, list[Occurrence]] = {term: [] for term in kept}
-        for occurrence in self.occurrences(doc_id):
-            span = spans[occurrence.derivation]
-            if span is not None:
-                for term in span:
-                    result[term].append(occurrence)
-        self._per_term[(doc_id, kept)] = result
+        for occurrence, span in inside:
+            for term in span:
+                result[term].append(occurrence)
+        self._per_term[key] = result
         return result
 
     def _spans_inside(self, kept: Kept) -> list[range | None]:
@@ -122,11 +129,11 @@ class DocumentCosts:
     def proximity_max(self, kept: Kept) -> int:
         return MAX_PAIR_COST * len(_pairs(kept))
 
-    def proximity(self, doc_id: int, kept: Kept) -> int:
+    def proximity(self, doc_id: int, kept: Kept, typos: int | None = None) -> int:
         pairs = _pairs(kept)
         if not pairs:
             return 0
-        terms = self.per_term(doc_id, kept)
+        terms = self.per_term(doc_id, kept, typos)
         return sum(self._pair_cost(terms[left], terms[right]) for left, right in pairs)
 
     def _pair_cost(self, left: list[Occurrence], right: list[Occurrence]) -> int:
@@ -148,20 +155,20 @@ class DocumentCosts:
     def attribute_max(self, kept: Kept) -> int:
         return self.ctx.max_weight * len(kept)
 
-    def attribute(self, doc_id: int, kept: Kept) -> int:
+    def attribute(self, doc_id: int, kept: Kept, typos: int | None = None) -> int:
         weight = self.ctx.weight
         return sum(
             min((weight(occurrence.field_id) for occurrence in found), default=self.ctx.max_weight)
-            for found in self.per_term(doc_id, kept).values()
+            for found in self.per_term(doc_id, kept, typos).values()
         )
 
     def word_position_max(self, kept: Kept) -> int:
         return MAX_POSITION_COST * len(kept)
 
-    def word_position(self, doc_id: int, kept: Kept) -> int:
+    def word_position(self, doc_id: int, kept: Kept, typos: int | None = None) -> int:
         terms = self.query.terms
         cost = 0
-        for term, found in self.per_term(doc_id, kept).items():
+        for term, found in self.per_term(doc_id, kept, typos).items():
             if found:
                 wanted = terms[term].position
                 cost += min(word_position_cost(occurrence.start, wanted) for occurrence in found)
@@ -171,7 +178,7 @@ class DocumentCosts:
 
     # exactness
 
-    def exactness(self, doc_id: int, kept: Kept) -> tuple[int, int]:
+    def exactness(self, doc_id: int, kept: Kept, typos: int | None = None) -> tuple[int, int]:
         """(class, exact words): class 0 = an attribute equals the kept terms, 1 = one starts with
         them, 2 = neither, then ranked by how many kept terms matched their own word.
 
@@ -203,10 +210,29 @@ class DocumentCosts:
                 return MATCHES_START, len(kept)
         exact = sum(
             1
-            for found in self.per_term(doc_id, kept).values()
+            for found in self.per_term(doc_id, kept, typos).values()
             if any(occurrence.match.exact for occurrence in found)
         )
         return 2, exact
+
+
+def _fitting(
+    inside: list[tuple[Occurrence, range]], kept: Kept, typos: int
+) -> list[tuple[Occurrence, range]]:
+    """The occurrences some match of the whole kept set within ``typos`` can use: an occurrence's own
+    cost plus the least the other kept terms cost in this document (a term an n-gram covers counts
+    0, a lower bound) must fit. The document's bucket is its cheapest match, so they all fit exactly."""
+    least = dict.fromkeys(kept, typos + 1)
+    for occurrence, span in inside:
+        cost = occurrence.match.cost if len(span) == 1 else 0
+        for term in span:
+            least[term] = min(least[term], cost)
+    total = sum(least.values())
+    return [
+        (occurrence, span)
+        for occurrence, span in inside
+        if occurrence.match.cost + total - sum(least[term] for term in span) <= typos
+    ]
 
 
 def _pairs(kept: Kept) -> list[tuple[int, int]]:
