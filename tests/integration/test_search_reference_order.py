@@ -51,3 +51,10 @@ def test_stems_need_a_word_long_enough_for_one_typo(cluster: RunningCluster) -> 
     make_index(cluster, "short-stems", t("running", "runs"))
     assert found(cluster, "short-stems", "runs") == [2]
     assert found(cluster, "short-stems", "running") == [1, 2]
+
+
+def test_sharp_s_is_a_letter_of_its_own(cluster: RunningCluster) -> None:
+    # `Malliß` is six letters, one typo from the prefixes `mallin` and `mallig`; folded to `malliss`
+    # it would be two from them and find `Malissard` instead.
+    make_index(cluster, "sharp-s", t("Malissard", "Malling", "West Malling", "Malliß", "Mallig"))
+    assert found(cluster, "sharp-s", "Malliß") == [4, 2, 5, 3]
