@@ -213,7 +213,7 @@ def compare(
     title = TEXT_FIELDS[dataset][0]
     key = DATASETS[dataset].primary_key
     sent = {**body, "attributesToRetrieve": [key, title]}
-    answers = {}
+    answers: dict[str, dict[str, Any]] = {}
     for engine, client in (("sift", sift), ("reference", reference)):
         response = client.post(f"/indexes/{dataset}/search", json=sent)
         answers[engine] = response.json() if response.status_code == 200 else {"error": response.text}

@@ -35,6 +35,8 @@ share, ``SearchContext.share``), when ``searchCutoffMs`` is not set: larger buck
 DEFAULT_CUTOFF_MS = 1500
 
 CostKey = TypeVar("CostKey", int, tuple[int, int])
+Scope = tuple[Kept, int | None]
+"""What the rules still to apply see of a bucket: its kept terms and, once the typo rule ranked, its cost."""
 
 
 @dataclass(frozen=True)
@@ -124,7 +126,7 @@ class Ranker:
     def rank(self, docs: BitMap, wanted: int) -> RankingOutcome:
         found: list[RankedDoc] = []
         if wanted > 0 and docs:
-            self._visit(0, docs, self.kept_sets[0], None, (), found, wanted)
+            self._visit(0, docs, (self.kept_sets[0], None), (), found, wanted)
         gone = self.dropped if self.distinct is None else self.dropped | self.distinct.excluded
         return RankingOutcome(found, len(docs) - len(gone & docs))
 
@@ -151,25 +153,19 @@ class Ranker:
     def _passing(self, docs: BitMap, threshold: float) -> Iterator[BitMap]:
         self.budget = None
         if docs:
-            yield from self._passing_buckets(0, docs, self.kept_sets[0], None, (), threshold)
+            yield from self._passing_buckets(0, docs, (self.kept_sets[0], None), (), threshold)
 
     def _passing_buckets(
-        self,
-        depth: int,
-        docs: BitMap,
-        kept: Kept,
-        typos: int | None,
-        ranks: tuple[Rank, ...],
-        threshold: float,
+        self, depth: int, docs: BitMap, scope: Scope, ranks: tuple[Rank, ...], threshold: float
     ) -> Iterator[BitMap]:
         if ranks and score(ranks) < threshold:
             return
         if self._leaf(depth, ranks):
             yield docs
             return
-        for bucket in self.rules[depth].buckets(self, docs, kept, typos):
+        for bucket in self.rules[depth].buckets(self, docs, *scope):
             yield from self._passing_buckets(
-                depth + 1, bucket.docs, bucket.kept, bucket.typos, (*ranks, bucket.rank), threshold
+                depth + 1, bucket.docs, (bucket.kept, bucket.typos), (*ranks, bucket.rank), threshold
             )
 
     def _leaf(self, depth: int, ranks: tuple[Rank, ...]) -> bool:
@@ -193,8 +189,7 @@ class Ranker:
         self,
         depth: int,
         docs: BitMap,
-        kept: Kept,
-        typos: int | None,
+        scope: Scope,
         ranks: tuple[Rank, ...],
         found: list[RankedDoc],
         wanted: int,
@@ -218,9 +213,9 @@ class Ranker:
                 if len(found) >= wanted:
                     return
             return
-        for bucket in self.rules[depth].buckets(self, docs, kept, typos):
+        for bucket in self.rules[depth].buckets(self, docs, *scope):
             self._visit(
-                depth + 1, bucket.docs, bucket.kept, bucket.typos, (*ranks, bucket.rank), found, wanted
+                depth + 1, bucket.docs, (bucket.kept, bucket.typos), (*ranks, bucket.rank), found, wanted
             )
             if len(found) >= wanted:
                 return
