@@ -100,13 +100,13 @@ def misspell(word: str, rng: random.Random) -> str:
     for _ in range(_ATTEMPTS if edits else 0):
         typed = word
         for _ in range(edits):
-            typed = _edit(typed, rng)
+            typed = edit(typed, rng)
         if typed != word and len(typed) >= (9 if edits == 2 else 5):
             return typed
     return word
 
 
-def _edit(word: str, rng: random.Random) -> str:
+def edit(word: str, rng: random.Random) -> str:
     """One substitution, deletion, insertion or transposition, never touching the first letter.
 
     Draws again until the word changes (a letter replaced by itself, two equal letters swapped).

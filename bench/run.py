@@ -5,7 +5,8 @@ ranking quality on Cranfield (``bench/relevance.py``), ``search`` the latency of
 loaded dataset (``bench/search.py``), ``facets`` facet distributions on cities (``bench/facets.py``),
 ``geo`` geo and range filters and geo sort on ``cities`` (``bench/geo.py``), ``multisearch``
 separate and federated multi-search on movies (``bench/multisearch.py``), ``distinct`` search with
-distinct on an array field (``bench/distinct.py``), ``docsort`` sorted
+distinct on an array field (``bench/distinct.py``), ``differential`` the first pages of seeded queries
+against the reference engine's (``bench/differential.py``), ``docsort`` sorted
 document reads on ``cities`` (``bench/docsort.py``) and ``auth`` the cost of
 authentication (``bench/auth.py``); each has its own options.
 
@@ -168,6 +169,10 @@ def own_cli(name: str) -> ModuleType | None:
         from bench import auth
 
         return auth
+    if name == "differential":
+        from bench import differential
+
+        return differential
     if name == "facets":
         from bench import facets
 

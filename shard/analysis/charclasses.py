@@ -25,12 +25,17 @@ WORD_JOINERS = "\u00ad\u200c\u200d"
 """Format characters that live inside words (soft hyphen, ZWNJ, ZWJ); the normaliser then drops them."""
 
 HARD_SEPARATORS = (
-    "!?;…\n\r\x0b\x0c\x85\u2028\u2029¡¿‼‽⁇⁈⁉。！？；．｡︒﹒﹔﹖﹗"  # noqa: RUF001 - Latin and CJK sentence ends
+    "!?;¡¿‽。、！？；｡︒﹔﹖﹗"  # noqa: RUF001 - Latin and CJK sentence ends, the ideographic comma
     "؟؛۔׃։܀܁܂।॥።፧፨။។៕᠃᠉"  # noqa: RUF001 - Arabic, Hebrew, Armenian, Syriac, Indic, Ethiopic, Myanmar, ...
 )
-"""Sentence punctuation. ``.`` is hard only when no word character follows it (``node.js`` stays soft)."""
+"""Sentence punctuation, as the reference engine classifies it: line breaks, ``…``, ``‼`` and the
+fullwidth full stop are soft there. ``.`` and ``,`` are hard only when a space follows them
+(``SPACED_HARD``): ``node.js``, ``a,b`` and ``end.\n`` stay soft."""
 
 DOT = "."
+COMMA = ","
+SPACED_HARD = (DOT, COMMA)
+"""Hard when followed by a space (U+0020): the reference engine's ``". "`` and ``", "`` separators."""
 _ASTRAL_GUARD = "(?=[\\U00010000-\\U0010ffff])"
 
 

@@ -42,9 +42,21 @@ _FOLD_TABLE: dict[int, str | None] = {
 }
 
 
+_SHARP_S = "ß"
+_CAPITAL_SHARP_S = "\u1e9e"
+
+
 def fold(word: str) -> str:
     """The normalised form of one token; idempotent, and the identity on folded text."""
     if word.isascii():
         return word.lower()
-    decomposed = unicodedata.normalize("NFKD", unicodedata.normalize("NFKD", word).casefold())
+    decomposed = unicodedata.normalize("NFKD", _casefold(unicodedata.normalize("NFKD", word)))
     return unicodedata.normalize("NFC", decomposed.translate(_FOLD_TABLE))
+
+
+def _casefold(text: str) -> str:
+    """Case folding that keeps ``ß`` a letter of its own, as the reference engine does: ``Straße``
+    is searched as ``straße``, not ``strasse`` (``Malliß`` finds ``Malling`` within one typo)."""
+    if _SHARP_S not in text and _CAPITAL_SHARP_S not in text:
+        return text.casefold()
+    return _SHARP_S.join(part.casefold() for part in text.replace(_CAPITAL_SHARP_S, _SHARP_S).split(_SHARP_S))

@@ -18,7 +18,7 @@ import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
-from shard.analysis.charclasses import DOT, HARD_SEPARATORS, char_classes, escape_class
+from shard.analysis.charclasses import DOT, HARD_SEPARATORS, SPACED_HARD, char_classes, escape_class
 from shard.analysis.config import AnalysisConfig
 
 CUSTOM, WORD, SEPARATOR, SPACELESS = "custom", "word", "separator", "spaceless"
@@ -77,8 +77,9 @@ def build_patterns(config: AnalysisConfig) -> Patterns:
     hard_chars = escape_class("".join(char for char in HARD_SEPARATORS if char not in non_separators))
     hard = f"[{hard_chars}]" if hard_chars else "(?!)"
     dot_is_separator = DOT not in non_separators
-    letter = f"{classes.word.char(joining)}|{classes.spaceless.char()}"
-    sentence_end = hard + (rf"|\.(?!{letter})" if dot_is_separator else "")
+    spaced = "".join(char for char in SPACED_HARD if char not in non_separators)
+    spaced_hard = f"|[{re.escape(spaced)}] " if spaced else ""
+    sentence_end = hard + spaced_hard
 
     # General path. Separators: a run of BMP non-letters, else one astral non-letter (words come first).
     non_letter = f"[^{classes.word.bmp}{joining}{classes.spaceless.bmp}\\U00010000-\\U0010ffff]"
@@ -108,7 +109,7 @@ def build_patterns(config: AnalysisConfig) -> Patterns:
         find_spaceless=spaceless_char.search,
         starts_spaceless=spaceless_char.match,
         general=re.compile(general),
-        is_hard_run=re.compile(hard + (r"|\.(?!\Z)" if dot_is_separator else "")).search,
+        is_hard_run=re.compile(hard + spaced_hard).search,
         is_hard_final_run=re.compile(hard + (r"|\." if dot_is_separator else "")).search,
         custom_separators=frozenset(token.casefold() for token in separators),
     )

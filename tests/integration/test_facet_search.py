@@ -1,7 +1,7 @@
 """Facet search normalisation (search.md §3.1) on 1 and 3 shards, against hits computed here.
 
 The query and the values are compared in the analyser's form of searchable words (``Ängel`` ->
-``angel``, ``Straße`` -> ``strasse``, ``Ørsted`` -> ``orsted``), also on fields with a
+``angel``, ``Straße`` -> ``straße``, ``Ørsted`` -> ``orsted``), also on fields with a
 ``localizedAttributes`` rule; a match is a prefix of the whole value, with typos by the query's
 byte length. Hits keep the filter's values (``Ängel`` and ``angel`` stay two), spelt as stored.
 """

@@ -35,6 +35,8 @@ share, ``SearchContext.share``), when ``searchCutoffMs`` is not set: larger buck
 DEFAULT_CUTOFF_MS = 1500
 
 CostKey = TypeVar("CostKey", int, tuple[int, int])
+Scope = tuple[Kept, int | None]
+"""What the rules still to apply see of a bucket: its kept terms and, once the typo rule ranked, its cost."""
 
 
 @dataclass(frozen=True)
@@ -127,7 +129,7 @@ class Ranker:
     def rank(self, docs: BitMap, wanted: int) -> RankingOutcome:
         found: list[RankedDoc] = []
         if wanted > 0 and docs:
-            self._visit(0, docs, self.kept_sets[0], (), found, wanted)
+            self._visit(0, docs, (self.kept_sets[0], None), (), found, wanted)
         gone = self.dropped if self.distinct is None else self.dropped | self.distinct.excluded
         return RankingOutcome(found, len(docs) - len(gone & docs))
 
@@ -159,10 +161,10 @@ class Ranker:
         """Every bucket in rank order down to where the threshold decides it: (documents, passed)."""
         self.budget = None
         if docs:
-            yield from self._passing_buckets(0, docs, self.kept_sets[0], (), threshold)
+            yield from self._passing_buckets(0, docs, (self.kept_sets[0], None), (), threshold)
 
     def _passing_buckets(
-        self, depth: int, docs: BitMap, kept: Kept, ranks: tuple[Rank, ...], threshold: float
+        self, depth: int, docs: BitMap, scope: Scope, ranks: tuple[Rank, ...], threshold: float
     ) -> Iterator[tuple[BitMap, bool]]:
         if ranks and score(ranks) < threshold:
             yield docs, False
@@ -170,9 +172,9 @@ class Ranker:
         if self._leaf(depth, ranks):
             yield docs, True
             return
-        for bucket in self.rules[depth].buckets(self, docs, kept):
+        for bucket in self.rules[depth].buckets(self, docs, *scope):
             yield from self._passing_buckets(
-                depth + 1, bucket.docs, bucket.kept, (*ranks, bucket.rank), threshold
+                depth + 1, bucket.docs, (bucket.kept, bucket.typos), (*ranks, bucket.rank), threshold
             )
 
     def _leaf(self, depth: int, ranks: tuple[Rank, ...]) -> bool:
@@ -196,7 +198,7 @@ class Ranker:
         self,
         depth: int,
         docs: BitMap,
-        kept: Kept,
+        scope: Scope,
         ranks: tuple[Rank, ...],
         found: list[RankedDoc],
         wanted: int,
@@ -220,7 +222,9 @@ class Ranker:
                 if len(found) >= wanted:
                     return
             return
-        for bucket in self.rules[depth].buckets(self, docs, kept):
-            self._visit(depth + 1, bucket.docs, bucket.kept, (*ranks, bucket.rank), found, wanted)
+        for bucket in self.rules[depth].buckets(self, docs, *scope):
+            self._visit(
+                depth + 1, bucket.docs, (bucket.kept, bucket.typos), (*ranks, bucket.rank), found, wanted
+            )
             if len(found) >= wanted:
                 return

@@ -52,7 +52,7 @@ class FieldSortRule:
         self.hidden = hidden
         self._column: SortColumn | None = None
 
-    def buckets(self, ranker: Ranker, docs: BitMap, kept: Kept) -> Iterator[Bucket]:
+    def buckets(self, ranker: Ranker, docs: BitMap, kept: Kept, typos: int | None) -> Iterator[Bucket]:
         if self._column is None:
             reader, cached = _reader(ranker.ctx)
             self._column = sort_column(reader, self.field, cached)
@@ -61,7 +61,7 @@ class FieldSortRule:
         for ordinal, group in ordered_groups(ids, column.ranks(ids, self.ascending)):
             value = column.value(int(ordinal), self.ascending)
             rank = Rank(self.name, (), {"value": value}, (self.ascending, value), self.hidden)
-            yield Bucket(group, rank, kept)
+            yield Bucket(group, rank, kept, typos)
 
 
 class GeoSortRule:
@@ -74,7 +74,7 @@ class GeoSortRule:
         self.hidden = False
         self._points: GeoPoints | None = None
 
-    def buckets(self, ranker: Ranker, docs: BitMap, kept: Kept) -> Iterator[Bucket]:
+    def buckets(self, ranker: Ranker, docs: BitMap, kept: Kept, typos: int | None) -> Iterator[Bucket]:
         if self._points is None:
             reader, cached = _reader(ranker.ctx)
             self._points = geo_points(reader, cached)
@@ -91,10 +91,10 @@ class GeoSortRule:
             distance = float(key) if self.ascending else -float(key)
             lat, lng = points.point(group.min()) or (None, None)
             details = {"value": {"lat": lat, "lng": lng}, "distance": distance}
-            yield Bucket(group, Rank(self.name, (), details, (self.ascending, distance)), kept)
+            yield Bucket(group, Rank(self.name, (), details, (self.ascending, distance)), kept, typos)
         if missing:
             details = {"value": None, "distance": None}
-            yield Bucket(missing, Rank(self.name, (), details, (self.ascending, None)), kept)
+            yield Bucket(missing, Rank(self.name, (), details, (self.ascending, None)), kept, typos)
 
 
 def ordered_groups(
