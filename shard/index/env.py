@@ -28,8 +28,10 @@ _MAX_RAW_EXTERNAL_ID = 506
 _HASHED_ID_PREFIX = 475
 
 
-FORMAT_VERSION = 2
-"""Bumped when the key layout changes; 2: token records stored per document (record_store.py)."""
+FORMAT_VERSION = 3
+"""Bumped when what is stored changes meaning; 2: token records stored per document (record_store.py);
+3: positions and words analysed as the reference does (", " and ". " hard separators, ß kept), so an
+older store would answer with stale positions and ``ss`` words."""
 _FORMAT_KEY = b"format-version"
 
 
