@@ -269,3 +269,6 @@ class ShardStore:
             if index_id is None:
                 return []
             return sorted(load_fields(env, self.codec, txn, index_id).paths)
+
+    def database_size(self) -> int:
+        return compaction.data_size(self.env.path)

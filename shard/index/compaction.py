@@ -26,6 +26,7 @@ from typing import Any, Final
 
 import orjson
 
+from common.fsync import fsync_path
 from common.logging import get_logger
 from shard.index.env import StoreEnv, batch_key
 
@@ -61,7 +62,7 @@ def compacted_copy(env: StoreEnv, batch_uid: int, task_uid: int) -> tuple[Path, 
                 txn.put(batch_key(batch_uid), orjson.dumps(result), db=copy.batches)
         finally:
             copy.close()
-        _fsync(work / DATA_FILE)
+        fsync_path(work / DATA_FILE)
     except BaseException:
         discard_unfinished(env.path)
         raise
@@ -72,7 +73,7 @@ def swap_in(old: StoreEnv, copied: Path) -> StoreEnv:
     """Steps 2 and 3 (run while nothing uses ``old``): the copy becomes the store; returns it opened."""
     path = old.path
     os.replace(copied, path / DATA_FILE)
-    _fsync(path)
+    fsync_path(path)
     old.close()
     try:
         # LMDB resets the stale lock file because this process is the environment's only user (the
@@ -84,11 +85,3 @@ def swap_in(old: StoreEnv, copied: Path) -> StoreEnv:
         os._exit(1)
     discard_unfinished(path)
     return opened
-
-
-def _fsync(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
