@@ -27,8 +27,7 @@ MAX_NGRAM = 3
 MIN_SPLIT_LENGTH = 4
 """Shorter words split only into letters and particles that are everywhere, never a real match."""
 STEM_COST = 1
-"""A word sharing only the stem ranks with one-typo words, below the query's own word; like a typo,
-only query words of ``minWordSizeForTypos.oneTypo`` letters or more get stems."""
+"""A word sharing only the stem ranks with one-typo words, below the query's own word."""
 _NUMBER_CHARS = frozenset("0123456789.,-+_/:")
 
 
@@ -154,10 +153,7 @@ def _derive_term(
             result.phrases.append((split, WordMatch(1, 1, False)))
     for value in synonyms.get((word,), ()):
         _add_synonym(result, value, 0)
-    if len(word) >= policy.one_typo:
-        # A stem match ranks as one typo, so it needs a word long enough for one (``nevo`` must not
-        # find ``neve``, as no typo would); ``running`` still finds ``runs``, ``runs`` no longer ``running``.
-        _set_stem(ctx, result, word, language)
+    _set_stem(ctx, result, word, language)
     return result
 
 
