@@ -8,8 +8,9 @@ from typing import Any
 import grpc
 
 from common.errors import ApiError
+from common.task_vocabulary import SUCCEEDED
 from scheduler.store import Txn
-from scheduler.tasks import COUNT_DETAILS, SUCCEEDED, Outcome
+from scheduler.tasks import COUNT_DETAILS, Outcome
 
 
 def batch_error(error: Exception) -> ApiError:

@@ -8,9 +8,9 @@ from typing import Any
 
 from pyroaring import BitMap
 
+from common.task_vocabulary import ENQUEUED
 from scheduler.rules import RULE_TASK_TYPES
 from scheduler.store import SchedulerStore
-from scheduler.tasks import ENQUEUED
 
 _ALONE = {"indexCreation", "indexUpdate", "indexSwap", "documentEdition", "dumpCreation", "export"}
 

@@ -19,6 +19,7 @@ from common.documents.geo import uses_geo
 from common.documents.geojson import uses_geojson
 from common.errors import ApiError, index_already_exists, index_not_found
 from common.logging import get_logger
+from common.task_vocabulary import CANCELED, ENQUEUED, FAILED, FINISHED, SUCCEEDED
 from common.timefmt import format_duration, now_ns
 from scheduler.batch_records import aggregate_details, apply_catalog_change, batch_error
 from scheduler.batching import BatchPlan, Limits, plan_next_batch
@@ -30,16 +31,7 @@ from scheduler.settings import run_settings_batch
 from scheduler.shards import ShardClients
 from scheduler.store import SchedulerStore, new_index_record
 from scheduler.swaps import plan_swap
-from scheduler.tasks import (
-    CANCELED,
-    ENQUEUED,
-    FAILED,
-    FINISHED,
-    SUCCEEDED,
-    Outcome,
-    finish,
-    matched_tasks,
-)
+from scheduler.tasks import Outcome, finish, matched_tasks
 
 log = get_logger(__name__)
 

@@ -10,9 +10,9 @@ from typing import Any
 from pyroaring import BitMap
 
 from common.index_patterns import IndexPatterns
+from common.task_vocabulary import ENQUEUED, PROCESSING
 from scheduler.progress import Progress
 from scheduler.store import SchedulerStore
-from scheduler.tasks import ENQUEUED, PROCESSING
 
 _LIST_FILTERS = {
     "statuses": "status",

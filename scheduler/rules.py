@@ -10,9 +10,10 @@ from __future__ import annotations
 from typing import Any
 
 from common.dynamic_search_rules import apply_patch
+from common.task_vocabulary import SUCCEEDED
 from common.timefmt import format_datetime
 from scheduler.store import SchedulerStore
-from scheduler.tasks import SUCCEEDED, Outcome
+from scheduler.tasks import Outcome
 
 RULE_TASK_TYPES = frozenset({"dsrUpdate", "dsrClear"})
 

@@ -22,6 +22,7 @@ from common.process import wait_for_stop_signal
 from common.rpc import health_pb2, json_pb2, scheduler_pb2, scheduler_pb2_grpc
 from common.rpc.channels import aio_server
 from common.settings import public_settings
+from common.task_vocabulary import ENQUEUED
 from common.timefmt import format_datetime, now_ns
 from scheduler.batching import Limits
 from scheduler.compaction import compact, remove_leftovers
@@ -33,14 +34,7 @@ from scheduler.queries import hidden_batches, match_tasks, seek_page, visible_ta
 from scheduler.replication import Replication
 from scheduler.shards import ShardClients
 from scheduler.store import SchedulerStore
-from scheduler.tasks import (
-    ENQUEUED,
-    matched_tasks,
-    new_record,
-    public_task,
-    store_matched_tasks,
-    summarized_task,
-)
+from scheduler.tasks import matched_tasks, new_record, public_task, store_matched_tasks, summarized_task
 from scheduler.views import in_order, processing_batch, public_batch, public_index, seek_response
 
 log = get_logger(__name__)

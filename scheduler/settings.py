@@ -20,9 +20,10 @@ from common.documents.geo import uses_geo
 from common.documents.geojson import uses_geojson
 from common.errors import ApiError, index_not_found
 from common.settings import effective_settings, merge_settings
+from common.task_vocabulary import FAILED, SUCCEEDED
 from common.timefmt import now_ns
 from scheduler.store import SchedulerStore, new_index_record
-from scheduler.tasks import FAILED, SUCCEEDED, Outcome
+from scheduler.tasks import Outcome
 
 Operations = list[list[dict[str, Any]]]
 Dispatch = Callable[[Operations], Awaitable[dict[str, dict[str, int]]]]

@@ -7,38 +7,12 @@ from typing import Any
 
 from pyroaring import BitMap
 
+from common.task_vocabulary import (
+    ENQUEUED,
+    SUCCEEDED,
+)
 from common.timefmt import format_datetime, format_duration
 
-ENQUEUED, PROCESSING, SUCCEEDED, FAILED, CANCELED = (
-    "enqueued",
-    "processing",
-    "succeeded",
-    "failed",
-    "canceled",
-)
-STATUSES = (ENQUEUED, PROCESSING, SUCCEEDED, FAILED, CANCELED)
-FINISHED = (SUCCEEDED, FAILED, CANCELED)
-
-TYPES = (
-    "documentAdditionOrUpdate",
-    "documentEdition",
-    "documentDeletion",
-    "settingsUpdate",
-    "indexCreation",
-    "indexDeletion",
-    "indexUpdate",
-    "indexSwap",
-    "taskCancelation",
-    "taskDeletion",
-    "dumpCreation",
-    "snapshotCreation",
-    "export",
-    "upgradeDatabase",
-    "indexCompaction",
-    "networkTopologyChange",
-    "dsrUpdate",
-    "dsrClear",
-)
 _COUNT_FIELDS = (
     "receivedDocuments", "indexedDocuments", "deletedDocuments", "canceledTasks", "deletedTasks",
     "updatedRules",

@@ -9,12 +9,12 @@ from sanic import Blueprint, HTTPResponse, Request
 from sanic.response import raw
 
 from common.errors import ApiError, invalid_index_uid
+from common.task_vocabulary import STATUSES, TYPES
 from common.timefmt import parse_filter_date
 from common.validation import STAR, Param, QueryKind, QuerySchema
 from gateway.auth.requests import with_visibility
 from gateway.http.requests import is_valid_index_uid, parse_query
 from gateway.http.responses import json_response
-from scheduler.tasks import STATUSES, TYPES
 
 bp = Blueprint("tasks")
 
