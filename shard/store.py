@@ -194,9 +194,9 @@ class ShardStore:
         generation = self.cache.generation  # read before the snapshot, see ReadCache
         known = self._sizes.get(index_uid)
         if known is None or known[0] != generation:
-            with self.env.lmdb.begin() as txn:
-                index_id = catalog.lookup(self.env, txn, index_uid)
-                size = 0 if index_id is None else len(load_state(self.env, txn, index_id).live)
+            with self._snapshot() as (env, txn):
+                index_id = catalog.lookup(env, txn, index_uid)
+                size = 0 if index_id is None else len(load_state(env, txn, index_id).live)
             known = self._sizes[index_uid] = (generation, size)
         return known[1] <= LIGHT_DOCUMENTS
 
@@ -271,4 +271,5 @@ class ShardStore:
             return sorted(load_fields(env, self.codec, txn, index_id).paths)
 
     def database_size(self) -> int:
-        return compaction.data_size(self.env.path)
+        with self._gate.using() as env:
+            return compaction.data_size(env.path)
