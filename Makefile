@@ -26,7 +26,7 @@ test: setup-test
 
 lint: setup-test
 	$(BIN)/ruff check .
-	$(BIN)/mypy common gateway shard scheduler
+	$(BIN)/mypy common gateway shard scheduler sift
 
 bench: setup-test
 	$(BIN)/python -m bench.run fanout

@@ -64,9 +64,9 @@ def _host_busy_ticks() -> int:
 
 
 def process_name(pid: int) -> str:
-    """``gateway``, ``scheduler`` or ``shard-K`` from a ``python -m common.cli <role>`` command line."""
+    """``gateway``, ``scheduler`` or ``shard-K`` from a ``python -m sift.cli <role>`` command line."""
     argv = (_PROC / str(pid) / "cmdline").read_bytes().decode().split("\0")
-    role = argv[argv.index("common.cli") + 1] if "common.cli" in argv else Path(argv[0]).name
+    role = argv[argv.index("sift.cli") + 1] if "sift.cli" in argv else Path(argv[0]).name
     if role == "shard" and "--id" in argv:
         return f"shard-{argv[argv.index('--id') + 1]}"
     return role

@@ -18,7 +18,7 @@ def _sift(*args: str, cwd: Path, env: dict[str, str] | None = None) -> subproces
     full_env = {k: v for k, v in os.environ.items() if not k.startswith("SEARCH_")}
     full_env.update({"PYTHONPATH": str(REPO_ROOT), **(env or {})})
     return subprocess.run(
-        [sys.executable, "-m", "common.cli", *args],
+        [sys.executable, "-m", "sift.cli", *args],
         cwd=cwd,
         env=full_env,
         capture_output=True,

@@ -70,7 +70,7 @@ class RunningCluster:
             # A second launcher would orphan the first, which then outlives the tests.
             raise RuntimeError("this cluster is already running (`with` starts it)")
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "common.cli", *self.args],
+            [sys.executable, "-m", "sift.cli", *self.args],
             cwd=self.workdir,
             env=self.env,
             stdout=subprocess.PIPE,
@@ -136,7 +136,7 @@ class RunningCluster:
             if int(fields[1]) != self.process.pid or fields[0] == "Z":
                 continue
             args = [a.decode() for a in cmdline if a]
-            role = args[args.index("common.cli") + 1] if "common.cli" in args else "?"
+            role = args[args.index("sift.cli") + 1] if "sift.cli" in args else "?"
             if role == "shard":
                 role = f"shard-{args[args.index('--id') + 1]}"
             children[role] = int(stat.parent.name)

@@ -9,10 +9,10 @@ from collections.abc import Sequence
 import orjson
 
 from common.config import Config, ConfigError, load_config
-from common.launcher import CLUSTER_CONFIG_ENV, LAUNCHER_PID_ENV, Launcher
 from common.layout import DataLayout
 from common.logging import configure_logging, get_logger
 from common.process import die_with_parent
+from sift.launcher import CLUSTER_CONFIG_ENV, LAUNCHER_PID_ENV, Launcher
 
 
 def main(argv: Sequence[str] | None = None) -> int:

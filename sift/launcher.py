@@ -1,6 +1,6 @@
 """``sift serve``: start, watch and stop the whole cluster on one host.
 
-Children are separate ``python -m common.cli <role>`` processes that receive the effective
+Children are separate ``python -m sift.cli <role>`` processes that receive the effective
 configuration as JSON in an environment variable, so options are parsed and validated once.
 """
 
@@ -155,7 +155,7 @@ class Launcher:
         child.output_tail.clear()
         assert self._lock_fd is not None, "children start once the data directory is locked"
         child.process = subprocess.Popen(
-            [sys.executable, "-m", "common.cli", *child.argv],
+            [sys.executable, "-m", "sift.cli", *child.argv],
             pass_fds=(self._lock_fd,),
             env=self._env,
             stdout=subprocess.PIPE,
