@@ -21,7 +21,7 @@ from bench import queries
 from bench.search import TEXT_FIELDS, corpus
 from common.gcpause import keep_full_collections_rare
 from common.layout import DataLayout
-from shard.query.read_cache import DEFAULT_BUDGET, ReadCache
+from shard.index.read_cache import DEFAULT_BUDGET, ReadCache
 from shard.store import ShardStore
 
 QUERIES_PER_CLASS = 200

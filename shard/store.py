@@ -15,21 +15,21 @@ from common.documents.projection import VECTORS
 from common.features import NO_FEATURES, FilterFeatures
 from common.lmdb_sizes import environment_sizes
 from common.timing import Steps, lap
+from shard.batches import BatchResult, Operation, apply_batch, recorded_result
 from shard.filter.apply import FilterScope, filter_documents
 from shard.index import catalog, compaction
-from shard.index.batches import BatchResult, Operation, apply_batch, recorded_result
 from shard.index.codec import DocumentCodec
 from shard.index.documents import Document, read_document, read_documents, selected_ids
 from shard.index.env import StoreEnv, Txn
 from shard.index.fields import load_fields
 from shard.index.gate import EnvGate
 from shard.index.geo_check import first_invalid
+from shard.index.read_cache import DEFAULT_BUDGET, TABLE_SIZES, ReadCache, cached_value
 from shard.index.settings import load_settings
 from shard.index.sizes import index_table_sizes
 from shard.index.state import load_state
 from shard.query.context import SearchContext
 from shard.query.document_sort import SortedEntry, sorted_documents
-from shard.query.read_cache import DEFAULT_BUDGET, TABLE_SIZES, ReadCache, cached_value
 from shard.query.search import SearchResult, search
 
 LIGHT_DOCUMENTS = 10_000
@@ -83,7 +83,7 @@ class ShardStore:
         steps: Steps | None = None,
     ) -> BatchResult:
         """A batch whose one operation is ``compactIndex`` compacts the store (``index/compaction.py``);
-        any other applies its operations in one write transaction (``index/batches.py``)."""
+        any other applies its operations in one write transaction (``batches.py``)."""
         with self._writing:
             try:
                 if len(operations) == 1 and operations[0]["op"] == "compactIndex":

@@ -17,10 +17,10 @@ import numpy as np
 import numpy.typing as npt
 from pyroaring import BitMap
 
-from shard.facet.keys import NUMBER, STRING, decode_number
 from shard.facet.reader import FacetReader
+from shard.index.facet_keys import NUMBER, STRING, decode_number
 from shard.index.postings import decode_bitmap, scan
-from shard.query.read_cache import SORT_COLUMNS, CacheRef, cached_value
+from shard.index.read_cache import SORT_COLUMNS, CacheRef, cached_value
 
 Ranks = npt.NDArray[np.int32]
 FacetValue = float | str

@@ -13,9 +13,9 @@ from dataclasses import dataclass
 
 from pyroaring import BitMap
 
-from shard.facet.keys import NUMBER, SPELLING, STRING, decode_number
 from shard.facet.reader import FacetReader
 from shard.index.env import Database, StoreEnv, Txn
+from shard.index.facet_keys import NUMBER, SPELLING, STRING, decode_number
 from shard.index.postings import decode_bitmap, scan
 from shard.index.sequence import read_sequences
 from shard.index.settings import Settings

@@ -19,7 +19,7 @@ from typing import Any
 
 from common.facets import COUNT, check_facets, facet_order, max_values, selected_fields
 from shard.facet.counting import Counted, ValueCounter
-from shard.facet.keys import NUMBER, STRING, decode_number
+from shard.index.facet_keys import NUMBER, STRING, decode_number
 
 LINEAR_SCAN_CANDIDATES = 3000
 """At most this many candidates: numbers are ordered by their decimal strings (the reference's

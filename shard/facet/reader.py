@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from pyroaring import BitMap
 
-from shard.facet.keys import NUMBER, STRING, encode_number, encode_string, field_prefix
 from shard.index.env import Database, Txn, index_prefix
+from shard.index.facet_keys import NUMBER, STRING, encode_number, encode_string, field_prefix
 from shard.index.postings import decode_bitmap, scan
 from shard.index.state import IndexState
 

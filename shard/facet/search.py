@@ -24,10 +24,10 @@ from typing import Any
 from common.facets import COUNT, check_facet_search, facet_order, max_values
 from shard.analysis import Analyzer
 from shard.facet.counting import Counted, ValueCounter
-from shard.facet.keys import STRING
+from shard.index.facet_keys import STRING
 from shard.index.postings import scan
+from shard.index.read_cache import FACET_FORMS, CacheRef, cached_value
 from shard.index.settings import Settings
-from shard.query.read_cache import FACET_FORMS, CacheRef, cached_value
 
 _LAST_CHARACTER = chr(0x10FFFF)
 _BYTES_PER_FORM = 120

@@ -19,10 +19,9 @@ from shard.facet.reader import FacetReader
 from shard.filter.evaluate import FilterEvaluator
 from shard.geo.filters import GeoFilters
 from shard.index.env import StoreEnv, Txn
+from shard.index.read_cache import CacheRef
 from shard.index.settings import Settings
 from shard.index.state import IndexState
-from shard.query.context import SearchContext
-from shard.query.read_cache import CacheRef
 
 
 @dataclass(frozen=True)
@@ -67,14 +66,3 @@ def filter_documents(scope: FilterScope, raw: Any, *, code: str, features: Filte
         return FilterEvaluator(reader, state.live, geo, scope.cached).evaluate(tree)
     except FilterError as error:
         raise error.api_error(code) from None
-
-
-def filtered_out(ctx: SearchContext, params: dict[str, Any]) -> BitMap:
-    """The live documents a search's ``filter`` leaves out (none without a filter): excluded from the
-    candidates like negated words, so placeholder and keyword searches and their counts agree.
-    A facet search's filter errors name no index, as the reference's."""
-    named = None if "facetSearch" in params else ctx.index_uid
-    scope = FilterScope(ctx.env, ctx.txn, ctx.index_id, named, ctx.settings, ctx.state, ctx.cache_ref)
-    features = FilterFeatures.from_params(params)
-    matching = filter_documents(scope, params.get("filter"), code="invalid_search_filter", features=features)
-    return BitMap() if matching is None else ctx.state.live - matching

@@ -31,11 +31,11 @@ from common.filter.ast import (
 )
 from common.filter.errors import FilterError, located
 from shard.facet.column import numbers_between, sort_column
-from shard.facet.keys import EMPTY, EXISTS, NULL
 from shard.facet.reader import FacetReader
-from shard.facet.values import facet_number, normalize_facet
 from shard.geo.filters import GeoFilters
-from shard.query.read_cache import CacheRef
+from shard.index.facet_keys import EMPTY, EXISTS, NULL
+from shard.index.facet_values import facet_number, normalize_facet
+from shard.index.read_cache import CacheRef
 
 
 class FilterEvaluator:

@@ -18,8 +18,8 @@ from shard.geo.points import geo_points
 from shard.geo.regions import box_region, circle_region, polygon_region
 from shard.geo.shape_tree import geo_shapes
 from shard.index.env import Database
+from shard.index.read_cache import CacheRef
 from shard.index.settings import Settings
-from shard.query.read_cache import CacheRef
 
 
 class GeoFilters:

@@ -18,7 +18,7 @@ from pyroaring import BitMap
 
 from shard.facet.column import MISSING, SortColumn, sort_column, to_bitmap, to_ids
 from shard.facet.reader import FacetReader
-from shard.query.read_cache import GEO_POINTS, CacheRef, cached_value
+from shard.index.read_cache import GEO_POINTS, CacheRef, cached_value
 
 EARTH_RADIUS_METERS = 6_371_000.0
 Floats = npt.NDArray[np.float64]

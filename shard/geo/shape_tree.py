@@ -16,7 +16,7 @@ from shapely.geometry.base import BaseGeometry
 
 from shard.facet.column import to_bitmap
 from shard.index.env import Database, Txn, index_prefix
-from shard.query.read_cache import GEO_SHAPES, CacheRef, cached_value
+from shard.index.read_cache import GEO_SHAPES, CacheRef, cached_value
 
 
 @dataclass(frozen=True)

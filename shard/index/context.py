@@ -11,18 +11,18 @@ from collections.abc import Callable
 from dataclasses import replace
 
 from common.documents.geojson import uses_geojson
-from shard.facet.keys import field_prefix
-from shard.facet.rules import FacetedFields
-from shard.geo.shapes import ShapeWriter
 from shard.index.blocks import BlockWriter
 from shard.index.codec import DocumentCodec
 from shard.index.env import Database, StoreEnv, Txn, index_prefix
+from shard.index.facet_keys import field_prefix
+from shard.index.facet_rules import FacetedFields
 from shard.index.facets import FacetIndexer
 from shard.index.fields import KnownFields, load_fields, save_fields
 from shard.index.indexer import Indexer
 from shard.index.postings import Deltas
 from shard.index.record_store import RecordWriter
 from shard.index.settings import load_settings
+from shard.index.shapes import ShapeWriter
 from shard.index.state import IndexState, load_state, save_state
 
 # How many documents may be processed between two calls of ``should_abort``.

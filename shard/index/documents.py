@@ -12,8 +12,6 @@ from typing import Any
 import orjson
 from pyroaring import BitMap
 
-from shard.facet.rules import FacetChange
-from shard.geo.shapes import ShapeWriter
 from shard.index.blocks import iter_values, read_value
 from shard.index.codec import DocumentCodec
 from shard.index.context import WriteContext
@@ -24,8 +22,10 @@ from shard.index.env import (
     encode_u32,
     external_key,
 )
+from shard.index.facet_rules import FacetChange
 from shard.index.facets import FacetIndexer
 from shard.index.sequence import SequenceWriter, delete_sequence, read_sequences, sequence_of
+from shard.index.shapes import ShapeWriter
 from shard.index.state import IndexState, load_state
 
 Document = dict[str, Any]

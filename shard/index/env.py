@@ -76,9 +76,9 @@ class StoreEnv:
         self.sequences = self.lmdb.open_db(b"sequences")
         # index id -> the index's settings (orjson); kept when documents are cleared
         self.settings = self.lmdb.open_db(b"settings")
-        # index id + facet field id (u16) + kind + value -> doc ids, see shard/facet/keys.py
+        # index id + facet field id (u16) + kind + value -> doc ids, see shard/index/facet_keys.py
         self.facets = self.lmdb.open_db(b"facets")
-        # index id + internal doc id (u32) -> the document's `_geojson` shape (WKB), see shard/geo/shapes.py
+        # index id + internal doc id (u32) -> the document's `_geojson` shape (WKB), see shard/index/shapes.py
         self.shapes = self.lmdb.open_db(b"shapes")
         # Searchable data: rebuilt from the documents when settings that shape it change.
         self.searchable = (self.words, self.prefixes, self.stems, self.records)

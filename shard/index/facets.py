@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from shard.facet.keys import (
+from shard.index.env import index_prefix
+from shard.index.facet_keys import (
     EMPTY,
     EXISTS,
     NULL,
@@ -21,11 +22,10 @@ from shard.facet.keys import (
     encode_string,
     field_prefix,
 )
-from shard.facet.rules import FieldSelection
-from shard.facet.values import document_facets
-from shard.geo.shapes import ShapeWriter
-from shard.index.env import index_prefix
+from shard.index.facet_rules import FieldSelection
+from shard.index.facet_values import document_facets
 from shard.index.postings import Deltas
+from shard.index.shapes import ShapeWriter
 from shard.index.state import IndexState
 
 

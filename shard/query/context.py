@@ -20,10 +20,10 @@ from shard.index.documents import Document
 from shard.index.env import StoreEnv, Txn
 from shard.index.indexer import analyzer_for
 from shard.index.postings import term_docs
+from shard.index.read_cache import DOCUMENT_BLOCKS, RECORDS, CacheRef, Key, T, cached_value
 from shard.index.record_store import dictionary_id, read_record
 from shard.index.settings import Settings, searchable_attributes
 from shard.index.state import IndexState
-from shard.query.read_cache import DOCUMENT_BLOCKS, RECORDS, CacheRef, Key, T, cached_value
 from shard.query.record_view import EMPTY_VIEW, RecordView, view_record
 
 

@@ -17,9 +17,9 @@ from typing import Any
 import orjson
 
 from shard.analysis import MAX_WORD_BYTES, Analyzer, TokenKind
+from shard.index.read_cache import PREFIX_WORDS, STEM_WORDS, TYPO_WORDS, WORD_SPLITS
 from shard.query.context import SearchContext
 from shard.query.parse import ParsedQuery, QueryTerm
-from shard.query.read_cache import PREFIX_WORDS, STEM_WORDS, TYPO_WORDS, WORD_SPLITS
 from shard.query.typos import typo_words
 from shard.query.vocabulary import PREFIX_LIMIT, best_split, prefix_words
 

@@ -26,8 +26,8 @@ from pyroaring import BitMap
 from common.errors import ApiError
 from common.filter.permissions import filterable_patterns, matching_rule
 from shard.facet.reader import FacetReader
-from shard.facet.rules import FacetedFields
-from shard.facet.values import document_facets
+from shard.index.facet_rules import FacetedFields
+from shard.index.facet_values import document_facets
 from shard.query.context import SearchContext
 
 DistinctValue = list[Any]

@@ -16,12 +16,11 @@ from common.errors import ApiError
 from common.settings.pagination import capped_window, max_total_hits
 from common.timing import Steps, lap
 from shard.analysis import iso639_3
-from shard.facet.requests import facet_reply
-from shard.filter.apply import filtered_out
 from shard.geo.points import geo_distance
 from shard.highlight import NO_MATCH, FormatOptions, HitFormatter, QueryMatcher
 from shard.index.codec import DocumentCodec
 from shard.index.env import StoreEnv, Txn
+from shard.index.read_cache import CacheRef
 from shard.index.sequence import read_sequences
 from shard.index.settings import Settings, displayed_attributes
 from shard.index.state import load_state
@@ -29,13 +28,14 @@ from shard.query.context import SearchContext
 from shard.query.derivations import Derivations, derive
 from shard.query.distinct import Distinct, distinct_attribute
 from shard.query.docsets import phrase_docs, word_docs
+from shard.query.facet_reply import facet_reply
 from shard.query.highlighting import DerivationMatcher
 from shard.query.parse import ParsedQuery, parse_query
 from shard.query.ranking.bucket_sort import RankedDoc, Ranker
 from shard.query.ranking.coverage import Coverage
 from shard.query.ranking.score import details, score, score_groups, sort_key
 from shard.query.ranking.sort import first_geo_point, query_sort, rule_groups
-from shard.query.read_cache import CacheRef
+from shard.query.search_filter import filtered_out
 
 Entry = list[Any]
 """``[sequence, sort key, score, score details, hit, distinct values or None, score groups]``: what the

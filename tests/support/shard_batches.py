@@ -6,7 +6,7 @@ from __future__ import annotations
 from itertools import count
 from typing import Any
 
-from shard.index.batches import BatchResult
+from shard.batches import BatchResult
 from shard.store import ShardStore
 
 _batch_uids = count(1)

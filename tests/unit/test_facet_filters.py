@@ -31,12 +31,12 @@ from common.filter.ast import (
     StartsWith,
     Token,
 )
-from shard.facet.keys import encode_number
 from shard.facet.reader import FacetReader
 from shard.filter.evaluate import FilterEvaluator
 from shard.geo.filters import GeoFilters
 from shard.index import catalog
 from shard.index.env import index_prefix
+from shard.index.facet_keys import encode_number
 from shard.index.settings import load_settings
 from shard.index.state import load_state
 from shard.store import ShardStore

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from shard.query.read_cache import FACET_FORMS
+from shard.index.read_cache import FACET_FORMS
 from shard.store import ShardStore
 from tests.support.shard_batches import add_values, apply
 

@@ -21,11 +21,11 @@ from common.sort import FieldSort, GeoSort, SortCriterion, SortError, check_sort
 from shard.facet.column import SortColumn, sort_column, to_bitmap, to_ids
 from shard.facet.reader import FacetReader
 from shard.geo.points import GeoPoints, geo_points
+from shard.index.read_cache import CacheRef
 from shard.query.context import SearchContext
 from shard.query.ranking.coverage import Kept
 from shard.query.ranking.rules import DEFAULT_RULES, Bucket, Rule
 from shard.query.ranking.score import Rank
-from shard.query.read_cache import CacheRef
 
 if TYPE_CHECKING:
     from shard.query.ranking.bucket_sort import Ranker

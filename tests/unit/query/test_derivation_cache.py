@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from shard.query.read_cache import PREFIX_WORDS, STEM_WORDS, TYPO_WORDS, WORD_SPLITS
+from shard.index.read_cache import PREFIX_WORDS, STEM_WORDS, TYPO_WORDS, WORD_SPLITS
 from shard.store import ShardStore
 from tests.support.shard_batches import add_values, apply
 

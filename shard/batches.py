@@ -14,13 +14,13 @@ import orjson
 from common.documents.geojson import uses_geojson
 from common.errors import ApiError
 from common.timing import Steps, lap
-from shard.facet.rules import facet_change
 from shard.filter.deletion import delete_by_filter
 from shard.index import catalog
 from shard.index.codec import DocumentCodec
 from shard.index.context import WriteContext
 from shard.index.documents import delete_documents, put_documents, reindex_documents
 from shard.index.env import StoreEnv, Txn, batch_key
+from shard.index.facet_rules import facet_change
 from shard.index.settings import (
     delete_settings,
     load_settings,

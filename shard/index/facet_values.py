@@ -15,7 +15,7 @@ import unicodedata
 from dataclasses import dataclass, field
 from typing import Any
 
-from shard.facet.rules import FieldSelection
+from shard.index.facet_rules import FieldSelection
 
 # Rust's f64 grammar, which decides whether a filter operand is also a number: no underscores or
 # surrounding spaces, unlike Python's float().
