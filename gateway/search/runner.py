@@ -23,6 +23,7 @@ from common.timing import Steps, lap
 from gateway.foreign import resolve_foreign
 from gateway.search.distinct import DISTINCT_GROWTH, deduplicate
 from gateway.search.order import merge_order
+from gateway.search.pins import Pin, pin_details, place
 
 # Parameters the gateway handles itself; everything else travels to the shards.
 _GATEWAY_ONLY = frozenset(
@@ -86,16 +87,24 @@ class Transit:
 
 
 async def search_index(
-    app: Sanic, uid: str, params: dict[str, Any], wanted: int, steps: Steps | None = None
+    app: Sanic,
+    uid: str,
+    params: dict[str, Any],
+    wanted: int,
+    steps: Steps | None = None,
+    pins: Sequence[Pin] = (),
 ) -> IndexSearch:
     """The index's best ``wanted`` hits (before ``maxTotalHits`` capping, which shards apply).
 
     ``steps``: given when the query asked for ``showPerformanceDetails``; the shards' steps and the
-    gateway's (``fan-out``: every round trip, ``merge``) are recorded in it.
+    gateway's (``fan-out``: every round trip, ``merge``) are recorded in it. ``pins``: the documents
+    dynamic search rules pin (``pins.py``), placed among the hits and counted with the candidates.
     """
     cluster = app.ctx.cluster
     shard_query = await resolved_params(app, uid, params)
     shard_query["offset"], shard_query["limit"] = 0, wanted
+    if pins:
+        shard_query["pinned"] = [pin.document_id for pin in pins]
     shard_query.update(app.ctx.features.filters().params())
     if steps is not None:
         shard_query["showPerformanceDetails"] = True  # shards time their own steps
@@ -107,12 +116,17 @@ async def search_index(
         found = await _fan_out(cluster, uid, shard_query, limit, steps, transit)
         pages, cap = found.pages, found.max_total_hits
         merged = list(heapq.merge(*pages, key=RankedHit.order))
+        pinned = [
+            (pin, pin_details(found.pinned[pin.document_id], pin))
+            for pin in pins
+            if pin.document_id in found.pinned
+        ]
         if all(hit.distinct is None for hit in merged):
             lap(steps, "merge")
-            hits = merged[:wanted]
+            hits = place(merged[:wanted], pinned, wanted)
             return IndexSearch(
                 hits,
-                found.candidates,
+                found.candidates + len(pinned),
                 cap,
                 found.facets,
                 found.rule_groups,
@@ -123,7 +137,15 @@ async def search_index(
         lap(steps, "merge")
         if settled or limit >= cap:
             count = await _distinct_count(cluster, uid, shard_query, kept, steps, transit)
-            return IndexSearch(kept, count, cap, found.facets, found.rule_groups, True, transit.nanoseconds)
+            return IndexSearch(
+                place(kept, pinned, wanted),
+                count + len(pinned),
+                cap,
+                found.facets,
+                found.rule_groups,
+                True,
+                transit.nanoseconds,
+            )
         limit = min(limit * DISTINCT_GROWTH, cap)
 
 
@@ -153,6 +175,8 @@ class _ShardPages:
     rule_groups: list[dict[str, Any] | None]
     """The same on every shard: the first one's."""
     deduplicated: bool
+    pinned: dict[str, RankedHit]
+    """The pinned documents the shards hold and the filter keeps, by id."""
 
 
 async def _fan_out(
@@ -173,20 +197,23 @@ async def _fan_out(
             raise ApiError(error["code"], error["message"])
     found = [reply for reply in replies if reply.index_found]
     cap = max((reply.max_total_hits for reply in found), default=0) or DEFAULT_MAX_TOTAL_HITS
-    pages = [
-        [
+    pages: list[list[RankedHit]] = []
+    pinned: dict[str, RankedHit] = {}
+    for reply in found:
+        hits = [
             _ranked(entry, document)
             for entry, document in zip(orjson.loads(reply.hits_json), reply.hit_documents, strict=True)
         ]
-        for reply in found
-    ]
+        ranked = len(hits) - len(reply.pinned_ids)
+        pages.append(hits[:ranked])
+        pinned.update(zip(reply.pinned_ids, hits[ranked:], strict=True))
     facets = [orjson.loads(reply.facets_json) for reply in found if reply.facets_json]
     groups: list[dict[str, Any] | None] = next(
         (orjson.loads(reply.rule_groups_json) for reply in found if reply.rule_groups_json), []
     )
     candidates = sum(reply.candidates for reply in found)
     deduplicated = any(reply.deduplicated for reply in found)
-    return _ShardPages(pages, candidates, cap, facets, groups, deduplicated)
+    return _ShardPages(pages, candidates, cap, facets, groups, deduplicated, pinned)
 
 
 def needs_term_counts(query: dict[str, Any]) -> bool:

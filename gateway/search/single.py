@@ -12,6 +12,7 @@ from common.timing import Steps
 from gateway.foreign import drop, foreign_keys_soon, hydrate
 from gateway.search.details import PrimaryKeys, add_details, permitted, query_metadata
 from gateway.search.params import page_window
+from gateway.search.pins import search_pins
 from gateway.search.response import search_response
 from gateway.search.runner import search_index
 
@@ -31,7 +32,8 @@ async def run_search(
     window = page_window(params)
     foreign_keys = foreign_keys_soon(app, uid)
     try:
-        found = await search_index(app, uid, params, window[0] + window[1], search_steps)
+        pins = await search_pins(app, uid, params)
+        found = await search_index(app, uid, params, window[0] + window[1], search_steps, pins)
     except BaseException:
         if foreign_keys is not None:
             drop(foreign_keys)

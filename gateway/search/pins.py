@@ -1,0 +1,143 @@
+"""Dynamic search rules applied to a search (flag ``dynamicSearchRules``): which documents the search's
+active rules pin, and where the pinned documents go in the merged hits.
+
+As the reference engine answers (probed black-box where the contract is silent):
+
+- A rule applies when it is ``active``, now is within its ``conditions.time`` (bounds included), the
+  query meets ``conditions.query`` (``isEmpty``: the query has no words, or has some; ``words``:
+  every word of it is a word of the query, in any order, case and accents aside; words of a
+  several-word phrase and negated words do not count) and the filter meets ``conditions.filter``
+  (``pin_filter.py``). Its ``pin`` actions whose selector names this index, or no index, pin.
+- A document pinned by several actions keeps the pin of the lowest ``precedence`` (none is the
+  lowest), then of the first rule and action. Pins are placed by position, then precedence, then
+  the same order; a pin whose position is taken goes right after, one past the hits goes last.
+- A pinned document need not match the query but must match the filter; an id the index lacks pins
+  nothing. It is counted in the totals and facets once, shown once, whatever sort or distinct says
+  (it does not deduplicate nor is deduplicated), with ``_rankingScore`` 1 and ``_rankingScoreDetails``
+  ``{"pin": {"order": 0, "position": p}}``.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime
+from typing import Any
+
+from sanic import Sanic
+
+from gateway.search.pin_filter import filter_selects
+
+_PHRASE = re.compile(r'"([^"]*)"?')
+_NEGATED = re.compile(r'(?:^|(?<=\s))-(?:"[^"]*"?|\S+)')
+_WORD = re.compile(r"\w+")
+_LAST = float("inf")
+"""The precedence of a rule without one: after every number."""
+
+
+@dataclass(frozen=True)
+class Pin:
+    document_id: str
+    position: int
+    precedence: float
+    order: tuple[int, int]
+    """The rule's place among the rules, the action's in the rule: the last tie-breaks."""
+
+    def rank(self) -> tuple[float, float, tuple[int, int]]:
+        return (self.position, self.precedence, self.order)
+
+
+async def search_pins(app: Sanic, uid: str, params: dict[str, Any]) -> list[Pin]:
+    """The pins of ``uid``'s search with ``params``, in placing order; none while the feature is off."""
+    if not app.ctx.features.enabled("dynamicSearchRules"):
+        return []
+    reply = await app.ctx.cluster.ask_scheduler("ListDynamicSearchRules", {})
+    return pins_of(reply["results"], uid, params, datetime.now(UTC))
+
+
+def pins_of(rules: Iterable[dict[str, Any]], uid: str, params: dict[str, Any], now: datetime) -> list[Pin]:
+    chosen: dict[str, Pin] = {}
+    words = query_words(params.get("q") or "")
+    for rule_order, rule in enumerate(rules):
+        if not _applies(rule, words, params, now):
+            continue
+        precedence = rule.get("precedence")
+        for action_order, entry in enumerate(rule.get("actions") or ()):
+            selector, action = entry["selector"], entry["action"]
+            if action.get("type") != "pin" or selector.get("indexUid") not in (None, uid):
+                continue
+            pin = Pin(
+                selector["id"],
+                action["position"],
+                _LAST if precedence is None else precedence,
+                (rule_order, action_order),
+            )
+            known = chosen.get(pin.document_id)
+            if known is None or (pin.precedence, pin.order) < (known.precedence, known.order):
+                chosen[pin.document_id] = pin
+    return sorted(chosen.values(), key=Pin.rank)
+
+
+def query_words(q: str) -> set[str]:
+    """The words a ``words`` condition looks for: those of the query outside negations and
+    several-word phrases (a one-word phrase is a word), case and accents folded."""
+    text = _NEGATED.sub(" ", q)
+    text = _PHRASE.sub(lambda phrase: phrase[1] if len(_WORD.findall(phrase[1])) == 1 else " ", text)
+    return {_folded(word) for word in _WORD.findall(text)}
+
+
+def _folded(word: str) -> str:
+    decomposed = unicodedata.normalize("NFKD", word)
+    return "".join(char for char in decomposed if not unicodedata.combining(char)).casefold()
+
+
+def _applies(rule: dict[str, Any], words: set[str], params: dict[str, Any], now: datetime) -> bool:
+    if not rule.get("active", True):
+        return False
+    conditions = rule.get("conditions") or {}
+    window = conditions.get("time") or {}
+    start, end = window.get("start"), window.get("end")
+    if start is not None and now < _instant(start):
+        return False
+    if end is not None and now > _instant(end):
+        return False
+    query = conditions.get("query") or {}
+    if query.get("isEmpty") is not None and query["isEmpty"] != (not words):
+        return False
+    if query.get("words") is not None and not query_words(query["words"]) <= words:
+        return False
+    values = (conditions.get("filter") or {}).get("values")
+    return values is None or filter_selects(values, params.get("filter"))
+
+
+def _instant(value: str) -> datetime:
+    return datetime.fromisoformat(value.replace("Z", "+00:00").replace("z", "+00:00"))
+
+
+def place(ranked: list[Any], pinned: list[tuple[Pin, Any]], wanted: int) -> list[Any]:
+    """The first ``wanted`` of ``ranked`` with the ``pinned`` hits (in placing order) put at their
+    positions: each goes where the list has reached its position, the rest after the last hit."""
+    placed: list[Any] = []
+    waiting = iter(pinned)
+    following = next(waiting, None)
+    hits = iter(ranked)
+    while len(placed) < wanted:
+        if following is not None and following[0].position <= len(placed):
+            placed.append(following[1])
+            following = next(waiting, None)
+            continue
+        hit = next(hits, None)
+        if hit is None:
+            break
+        placed.append(hit)
+    while following is not None and len(placed) < wanted:
+        placed.append(following[1])
+        following = next(waiting, None)
+    return placed
+
+
+def pin_details(hit: Any, pin: Pin) -> Any:
+    """A pinned hit (``runner.RankedHit``) with the score and details the reference shows."""
+    return replace(hit, score=1.0, details={"pin": {"order": 0, "position": pin.position}})
