@@ -28,6 +28,7 @@ from typing import Any
 
 from sanic import Sanic
 
+from common.dynamic_search_rules import instant
 from gateway.search.pin_filter import filter_selects
 
 _PHRASE = re.compile(r'"([^"]*)"?')
@@ -99,9 +100,9 @@ def _applies(rule: dict[str, Any], words: set[str], params: dict[str, Any], now:
     conditions = rule.get("conditions") or {}
     window = conditions.get("time") or {}
     start, end = window.get("start"), window.get("end")
-    if start is not None and now < _instant(start):
+    if start is not None and now < instant(start):
         return False
-    if end is not None and now > _instant(end):
+    if end is not None and now > instant(end):
         return False
     query = conditions.get("query") or {}
     if query.get("isEmpty") is not None and query["isEmpty"] != (not words):
@@ -110,10 +111,6 @@ def _applies(rule: dict[str, Any], words: set[str], params: dict[str, Any], now:
         return False
     values = (conditions.get("filter") or {}).get("values")
     return values is None or filter_selects(values, params.get("filter"))
-
-
-def _instant(value: str) -> datetime:
-    return datetime.fromisoformat(value.replace("Z", "+00:00").replace("z", "+00:00"))
 
 
 def place(ranked: list[Any], pinned: list[tuple[Pin, Any]], wanted: int) -> list[Any]:

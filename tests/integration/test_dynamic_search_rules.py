@@ -158,6 +158,21 @@ def test_rules_survive_a_scheduler_kill(cluster: RunningCluster, enabled: None) 
             "'YYYY-MM-DD HH:MM:SS'.\n",
         ),
         (
+            {"conditions": {"query": {"isEmpty": False, "words": "dune"}}},
+            "bad_request",
+            "Invalid value at `.conditions.query`: either `isEmpty` or `words` can be used, not both at once",
+        ),
+        (
+            {
+                "conditions": {
+                    "time": {"start": "2021-03-04T05:06:07.120Z", "end": "2020-01-01T10:00:00+02:00"}
+                }
+            },
+            "bad_request",
+            "Invalid value at `.conditions.time`: `end` (`2020-01-01 10:00:00.0 +02:00:00`) should be later"
+            " than `start` (`2021-03-04 5:06:07.12 +00:00:00`)",
+        ),
+        (
             {"actions": [{"selector": {"id": "1"}, "action": {"type": "boost"}}]},
             "invalid_dynamic_search_rule_actions",
             "Invalid value at `.actions[0].action`: Incorrect tag value",
