@@ -4,9 +4,9 @@ active rules pin, and where the pinned documents go in the merged hits.
 As the reference engine answers (probed black-box where the contract is silent):
 
 - A rule applies when it is ``active``, now is within its ``conditions.time`` (bounds included), the
-  query meets ``conditions.query`` (``isEmpty``: the query has no words, or has some; ``words``:
-  every word of it is a word of the query, in any order, case and accents aside; words of a
-  several-word phrase and negated words do not count) and the filter meets ``conditions.filter``
+  query meets ``conditions.query`` (``isEmpty``: the query has no words outside negations, or has
+  some; ``words``: every word of it is a word of the query, in any order, case and accents aside;
+  words of a several-word phrase and negated words do not count) and the filter meets ``conditions.filter``
   (``pin_filter.py``). Its ``pin`` actions whose selector names this index, or no index, pin.
 - A document pinned by several actions keeps the pin of the lowest ``precedence`` (none is the
   lowest), then of the first rule and action. Pins are placed by position, then precedence, then
@@ -33,7 +33,8 @@ from gateway.search.pin_filter import filter_selects
 
 _PHRASE = re.compile(r'"([^"]*)"?')
 _NEGATED = re.compile(r'(?:^|(?<=\s))-(?:"[^"]*"?|\S+)')
-_WORD = re.compile(r"\w+")
+_WORD = re.compile(r"[^\W_]+")
+"""Runs of letters and digits: the underscore separates words, as in the reference's queries."""
 _LAST = float("inf")
 """The precedence of a rule without one: after every number."""
 
@@ -60,9 +61,9 @@ async def search_pins(app: Sanic, uid: str, params: dict[str, Any]) -> list[Pin]
 
 def pins_of(rules: Iterable[dict[str, Any]], uid: str, params: dict[str, Any], now: datetime) -> list[Pin]:
     chosen: dict[str, Pin] = {}
-    words = query_words(params.get("q") or "")
+    query = _Query(params.get("q") or "")
     for rule_order, rule in enumerate(rules):
-        if not _applies(rule, words, params, now):
+        if not _applies(rule, query, params, now):
             continue
         precedence = rule.get("precedence")
         for action_order, entry in enumerate(rule.get("actions") or ()):
@@ -81,6 +82,16 @@ def pins_of(rules: Iterable[dict[str, Any]], uid: str, params: dict[str, Any], n
     return sorted(chosen.values(), key=Pin.rank)
 
 
+class _Query:
+    """What a rule's query condition looks at in ``q``."""
+
+    def __init__(self, q: str) -> None:
+        text = _NEGATED.sub(" ", q)
+        self.empty = _WORD.search(text) is None
+        """No word outside negations (a phrase's words count, stop words too)."""
+        self.words = query_words(text)
+
+
 def query_words(q: str) -> set[str]:
     """The words a ``words`` condition looks for: those of the query outside negations and
     several-word phrases (a one-word phrase is a word), case and accents folded."""
@@ -94,7 +105,7 @@ def _folded(word: str) -> str:
     return "".join(char for char in decomposed if not unicodedata.combining(char)).casefold()
 
 
-def _applies(rule: dict[str, Any], words: set[str], params: dict[str, Any], now: datetime) -> bool:
+def _applies(rule: dict[str, Any], query: _Query, params: dict[str, Any], now: datetime) -> bool:
     if not rule.get("active", True):
         return False
     conditions = rule.get("conditions") or {}
@@ -104,10 +115,10 @@ def _applies(rule: dict[str, Any], words: set[str], params: dict[str, Any], now:
         return False
     if end is not None and now > instant(end):
         return False
-    query = conditions.get("query") or {}
-    if query.get("isEmpty") is not None and query["isEmpty"] != (not words):
+    wanted = conditions.get("query") or {}
+    if wanted.get("isEmpty") is not None and wanted["isEmpty"] != query.empty:
         return False
-    if query.get("words") is not None and not query_words(query["words"]) <= words:
+    if wanted.get("words") is not None and not query_words(wanted["words"]) <= query.words:
         return False
     values = (conditions.get("filter") or {}).get("values")
     return values is None or filter_selects(values, params.get("filter"))

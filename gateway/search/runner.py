@@ -23,7 +23,7 @@ from common.timing import Steps, lap
 from gateway.foreign import resolve_foreign
 from gateway.search.distinct import DISTINCT_GROWTH, deduplicate
 from gateway.search.order import merge_order
-from gateway.search.pins import Pin, pin_details, place
+from gateway.search.pins import Pin, pin_details
 
 # Parameters the gateway handles itself; everything else travels to the shards.
 _GATEWAY_ONLY = frozenset(
@@ -65,6 +65,9 @@ class IndexSearch:
     """Distinct applied: the query's ``distinct`` or the index's ``distinctAttribute`` setting."""
     transit_ns: int = 0
     """The time the search's rounds to the shards spent between processes (``Transit``)."""
+    pinned: list[tuple[Pin, RankedHit]] = field(default_factory=list)
+    """The pinned documents found (the filter keeps them), in placing order, as hits scored for the
+    pin; in neither ``hits`` nor ``candidates``."""
 
 
 class Transit:
@@ -98,7 +101,7 @@ async def search_index(
 
     ``steps``: given when the query asked for ``showPerformanceDetails``; the shards' steps and the
     gateway's (``fan-out``: every round trip, ``merge``) are recorded in it. ``pins``: the documents
-    dynamic search rules pin (``pins.py``), placed among the hits and counted with the candidates.
+    dynamic search rules pin (``pins.py``): left out of the hits and candidates, returned apart.
     """
     cluster = app.ctx.cluster
     shard_query = await resolved_params(app, uid, params)
@@ -123,28 +126,22 @@ async def search_index(
         ]
         if all(hit.distinct is None for hit in merged):
             lap(steps, "merge")
-            hits = place(merged[:wanted], pinned, wanted)
             return IndexSearch(
-                hits,
-                found.candidates + len(pinned),
+                merged[:wanted],
+                found.candidates,
                 cap,
                 found.facets,
                 found.rule_groups,
                 found.deduplicated,
                 transit.nanoseconds,
+                pinned,
             )
         kept, settled = deduplicate(merged, pages, min(limit, cap), wanted)
         lap(steps, "merge")
         if settled or limit >= cap:
             count = await _distinct_count(cluster, uid, shard_query, kept, steps, transit)
             return IndexSearch(
-                place(kept, pinned, wanted),
-                count + len(pinned),
-                cap,
-                found.facets,
-                found.rule_groups,
-                True,
-                transit.nanoseconds,
+                kept, count, cap, found.facets, found.rule_groups, True, transit.nanoseconds, pinned
             )
         limit = min(limit * DISTINCT_GROWTH, cap)
 

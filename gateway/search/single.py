@@ -4,6 +4,7 @@ each query of a non-federated multi-search."""
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 from typing import Any
 
 from sanic import Sanic
@@ -12,7 +13,7 @@ from common.timing import Steps
 from gateway.foreign import drop, foreign_keys_soon, hydrate
 from gateway.search.details import PrimaryKeys, add_details, permitted, query_metadata
 from gateway.search.params import page_window
-from gateway.search.pins import search_pins
+from gateway.search.pins import place, search_pins
 from gateway.search.response import search_response
 from gateway.search.runner import search_index
 
@@ -38,6 +39,12 @@ async def run_search(
         if foreign_keys is not None:
             drop(foreign_keys)
         raise
+    if found.pinned:
+        found = replace(
+            found,
+            hits=place(found.hits, found.pinned, window[0] + window[1]),
+            candidates=found.candidates + len(found.pinned),
+        )
     body = search_response(found, params, window, started)
     await hydrate(app, uid, body["hits"], foreign_keys)
     if index_field:

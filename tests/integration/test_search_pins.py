@@ -161,12 +161,18 @@ def test_conditions(cluster: RunningCluster, rules: Any) -> None:
     assert ids(search(cluster, {"limit": 1})) == [5]
     assert ids(search(cluster, {"q": "...", "limit": 1})) == [5]
     assert ids(search(cluster, {"q": "kiwi"})) == ["x8"]
+    # Negated words are no words, nor is the underscore; a phrase's words are.
+    assert ids(search(cluster, {"q": "-apple", "limit": 1})) == [5]
+    assert ids(search(cluster, {"q": "_", "limit": 1})) == [5]
+    assert ids(search(cluster, {"q": '"apple tart"'})) == [2]
     rules("promo", {"conditions": {"query": {"isEmpty": False}}})
     assert ids(search(cluster, {"limit": 1})) == [1]
     assert ids(search(cluster, {"q": "kiwi"})) == [5, "x8"]
     rules("promo", {"conditions": {"query": {"words": "apple pie"}}})
     assert ids(search(cluster, {"q": "pie apple"})) == [5, 1]
     assert 5 not in ids(search(cluster, {"q": "apple"}))
+    rules("promo", {"conditions": {"query": {"words": "kiwi"}}})
+    assert ids(search(cluster, {"q": "kiwi_x"})) == [5, "x8"]
     rules("promo", {"conditions": {"time": {"start": "2020-01-01T00:00:00Z", "end": "2099-01-01T00:00:00Z"}}})
     assert ids(search(cluster, {"limit": 1})) == [5]
     rules("promo", {"conditions": {"time": {"start": "2099-01-01T00:00:00Z"}}})
@@ -235,3 +241,41 @@ def test_pinned_documents_take_no_part_in_distinct(cluster: RunningCluster, rule
     result = search(cluster, {"q": "apple", "distinct": "g"})
     # 5 and 4 are both fruit: the pin neither deduplicates nor is deduplicated.
     assert (ids(result), result["estimatedTotalHits"]) == ([5, 1, 6, 4], 4)
+
+
+def _federated(cluster: RunningCluster, queries: list[dict[str, Any]], **federation: Any) -> dict[str, Any]:
+    body = {"federation": federation, "queries": [{"indexUid": INDEX, **query} for query in queries]}
+    response = httpx.post(f"{cluster.url}/multi-search", json=body)
+    assert response.status_code == 200, response.text
+    result: dict[str, Any] = response.json()
+    return result
+
+
+def _origins(result: dict[str, Any]) -> list[tuple[Any, int]]:
+    return [(hit["id"], hit["_federation"]["queriesPosition"]) for hit in result["hits"]]
+
+
+def test_federated_pins_take_merged_positions(cluster: RunningCluster, rules: Any) -> None:
+    rules("promo", {"conditions": APPLE, "actions": [pin(5, 1)]})
+    weighted = {"q": "apple", "federationOptions": {"weight": 0.5}, "showRankingScoreDetails": True}
+    result = _federated(cluster, [{"q": "orange"}, weighted], limit=5)
+    assert _origins(result) == [(7, 0), (5, 1), (1, 1), (2, 1), (6, 1)]
+    assert result["estimatedTotalHits"] == 6
+    pinned = result["hits"][1]
+    assert pinned["_federation"]["weightedRankingScore"] == 0.5
+    assert pinned["_rankingScoreDetails"] == {"pin": {"order": 0, "position": 1}}
+    # Each query pins for itself, as in the reference: a document another query finds shows twice.
+    rules("promo", {"actions": [pin(7, 3)]})
+    result = _federated(cluster, [{"q": "orange"}, {"q": "apple"}], limit=6)
+    assert _origins(result) == [(7, 0), (1, 1), (2, 1), (7, 1), (6, 1), (4, 1)]
+    assert result["estimatedTotalHits"] == 5
+
+
+def test_federated_pins_of_several_queries(cluster: RunningCluster, rules: Any) -> None:
+    rules("everywhere", {"actions": [pin(5, 0)]})
+    rules("orange", {"conditions": {"query": {"words": "orange"}}, "actions": [pin(3, 0)], "precedence": 1})
+    result = _federated(cluster, [{"q": "apple"}, {"q": "orange"}], limit=6)
+    assert _origins(result) == [(5, 0), (3, 1), (5, 1), (1, 0), (2, 0), (6, 0)]
+    assert result["estimatedTotalHits"] == 7
+    shifted = _federated(cluster, [{"q": "apple"}, {"q": "orange"}], limit=6, offset=1)
+    assert _origins(shifted) == [(3, 1), (5, 1), (1, 0), (2, 0), (6, 0), (7, 1)]
