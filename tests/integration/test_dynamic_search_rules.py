@@ -87,10 +87,13 @@ def test_list_pages_and_filters(cluster: RunningCluster, enabled: None) -> None:
     _patch(cluster, "a-rule", {"description": "Black Friday deals"})
     _done(cluster, _patch(cluster, "c-rule", {}))
     every = _list(cluster, {}).json()
-    assert [r["uid"] for r in every["results"]] == ["a-rule", "b-rule", "c-rule"]
+    # The most recently changed first, as the reference lists them.
+    assert [r["uid"] for r in every["results"]] == ["c-rule", "a-rule", "b-rule"]
     assert (every["offset"], every["limit"], every["total"]) == (0, 20, 3)
     page = _list(cluster, {"offset": 1, "limit": 1}).json()
-    assert ([r["uid"] for r in page["results"]], page["total"]) == (["b-rule"], 3)
+    assert ([r["uid"] for r in page["results"]], page["total"]) == (["a-rule"], 3)
+    _done(cluster, _patch(cluster, "b-rule", {"description": "Summer sales"}))
+    assert [r["uid"] for r in _list(cluster, {}).json()["results"]] == ["b-rule", "c-rule", "a-rule"]
     assert [r["uid"] for r in _list(cluster, {"filter": {"active": False}}).json()["results"]] == ["b-rule"]
     found = _list(cluster, {"filter": {"query": "friday"}}).json()
     assert ([r["uid"] for r in found["results"]], found["total"]) == (["a-rule"], 1)

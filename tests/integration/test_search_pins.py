@@ -279,3 +279,32 @@ def test_federated_pins_of_several_queries(cluster: RunningCluster, rules: Any) 
     assert result["estimatedTotalHits"] == 7
     shifted = _federated(cluster, [{"q": "apple"}, {"q": "orange"}], limit=6, offset=1)
     assert _origins(shifted) == [(3, 1), (5, 1), (1, 0), (2, 0), (6, 0), (7, 1)]
+
+
+def test_pins_stay_within_max_total_hits(cluster: RunningCluster, rules: Any) -> None:
+    def paginate(setting: Any) -> None:
+        body = {"pagination": setting}
+        task = httpx.patch(f"{cluster.url}/indexes/{INDEX}/settings", json=body).json()
+        assert wait_task(cluster, task["taskUid"])["status"] == "succeeded"
+
+    paginate({"maxTotalHits": 3})
+    try:
+        rules("promo", {"conditions": APPLE, "actions": [pin(5, 1)]})
+        result = search(cluster, {"q": "apple"})
+        assert (ids(result), result["estimatedTotalHits"]) == ([1, 5, 2], 5)
+        rules("promo", {"actions": [pin(5, 5)]})  # past the last reachable hit: not shown
+        assert ids(search(cluster, {"q": "apple"})) == [1, 2, 6]
+    finally:
+        paginate(None)
+
+
+def test_rules_of_equal_precedence_pin_in_creation_order(cluster: RunningCluster, rules: Any) -> None:
+    rules("zeta", {"actions": [pin(5, 0)]})
+    rules("alpha", {"actions": [pin(7, 0)]})
+    assert ids(search(cluster, {"limit": 3})) == [5, 7, 1]
+    rules("zeta", {"description": "changed, not created"})
+    assert ids(search(cluster, {"limit": 3})) == [5, 7, 1]
+    response = httpx.delete(f"{cluster.url}/dynamic-search-rules/zeta")
+    assert wait_task(cluster, response.json()["taskUid"])["status"] == "succeeded"
+    rules("zeta", {"actions": [pin(5, 0)]})  # created again: now the newest
+    assert ids(search(cluster, {"limit": 3})) == [7, 5, 1]
