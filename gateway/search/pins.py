@@ -19,6 +19,7 @@ As the reference engine answers (probed black-box where the contract is silent):
 
 from __future__ import annotations
 
+import asyncio
 import re
 import unicodedata
 from collections.abc import Iterable
@@ -49,6 +50,13 @@ class Pin:
 
     def rank(self) -> tuple[float, float, tuple[int, int]]:
         return (self.position, self.precedence, self.order)
+
+
+def pins_soon(app: Sanic, uid: str, params: dict[str, Any]) -> asyncio.Future[list[Pin]] | None:
+    """``search_pins`` started now, to overlap a search; None while the feature is off."""
+    if not app.ctx.features.enabled("dynamicSearchRules"):
+        return None
+    return asyncio.ensure_future(search_pins(app, uid, params))
 
 
 async def search_pins(app: Sanic, uid: str, params: dict[str, Any]) -> list[Pin]:
