@@ -103,6 +103,9 @@ def test_pins_follow_pagination_and_are_formatted_as_hits(cluster: RunningCluste
     page = search(cluster, {"q": "apple", "page": 2, "hitsPerPage": 1})
     assert ids(page) == [5] and (page["totalHits"], page["totalPages"]) == (5, 5)
     assert search(cluster, {"q": "apple", "limit": 0})["estimatedTotalHits"] == 5
+    # A pin scores 1: it passes any threshold.
+    strict = search(cluster, {"q": "apple", "rankingScoreThreshold": 0.99})
+    assert (ids(strict), strict["estimatedTotalHits"]) == ([5], 1)
     formatted = search(
         cluster, {"q": "apple", "attributesToRetrieve": ["t"], "attributesToHighlight": ["t"], "limit": 2}
     )
