@@ -9,8 +9,9 @@ As the reference engine answers (probed black-box where the contract is silent):
   words of a several-word phrase and negated words do not count) and the filter meets ``conditions.filter``
   (``pin_filter.py``). Its ``pin`` actions whose selector names this index, or no index, pin.
 - A document pinned by several actions keeps the pin of the lowest ``precedence`` (none is the
-  lowest), then of the first rule and action. Pins are placed by position, then precedence, then
-  the same order; a pin whose position is taken goes right after, one past the hits goes last.
+  lowest), then of the first rule (in creation order) and action. Pins are placed by position,
+  then precedence, then the same order; a pin whose position is taken goes right after, one past
+  the hits goes last.
 - A pinned document need not match the query but must match the filter; an id the index lacks pins
   nothing. It is counted in the totals and facets once, shown once, whatever sort or distinct says
   (it does not deduplicate nor is deduplicated), with ``_rankingScore`` 1 and ``_rankingScoreDetails``
@@ -68,6 +69,8 @@ async def search_pins(app: Sanic, uid: str, params: dict[str, Any]) -> list[Pin]
 
 
 def pins_of(rules: Iterable[dict[str, Any]], uid: str, params: dict[str, Any], now: datetime) -> list[Pin]:
+    """The pins ``rules`` (in creation order, as the scheduler lists them) give a search of ``uid``
+    with ``params`` at ``now``: one per document, in placing order."""
     chosen: dict[str, Pin] = {}
     query = _Query(params.get("q") or "")
     for rule_order, rule in enumerate(rules):
