@@ -131,9 +131,50 @@ LIST = Schema(
 def validate_patch(body: Any) -> dict[str, Any]:
     """A PATCH body as sent (its nulls kept), actions checked against their ``type`` tag."""
     patch = PATCH.validate(body)
+    _check_conditions(patch.get("conditions") or {})
     for position, entry in enumerate(patch.get("actions") or []):
         _validate_action(entry["action"], f".actions[{position}].action")
     return patch
+
+
+def _check_conditions(conditions: dict[str, Any]) -> None:
+    """What the reference refuses once the shapes are right (``bad_request``): a query condition
+    naming both ``isEmpty`` and ``words``, a time window ending before it starts."""
+    query = conditions.get("query") or {}
+    if query.get("isEmpty") is not None and query.get("words") is not None:
+        raise ApiError(
+            "bad_request",
+            "Invalid value at `.conditions.query`: either `isEmpty` or `words` can be used, not both at once",
+        )
+    window = conditions.get("time") or {}
+    start, end = window.get("start"), window.get("end")
+    if start is not None and end is not None and instant(end) < instant(start):
+        raise ApiError(
+            "bad_request",
+            f"Invalid value at `.conditions.time`: `end` (`{_shown(end)}`) should be later than"
+            f" `start` (`{_shown(start)}`)",
+        )
+
+
+def instant(value: str) -> datetime:
+    """A date the PATCH validation accepted, as an aware datetime."""
+    return datetime.fromisoformat(value.replace("Z", "+00:00").replace("z", "+00:00"))
+
+
+def _shown(value: str) -> str:
+    """A date as the reference's messages print it: ``2021-03-04 5:06:07.123 +00:00:00`` (hour
+    unpadded, the fraction's significant digits or 0, the offset with seconds)."""
+    moment = instant(value)
+    fraction = re.search(r"[.,](\d+)", value.split("T", 1)[-1].split("t", 1)[-1])
+    digits = (fraction[1].rstrip("0") if fraction else "") or "0"
+    offset = moment.utcoffset()
+    seconds = 0 if offset is None else int(offset.total_seconds())
+    sign = "-" if seconds < 0 else "+"
+    hours, rest = divmod(abs(seconds), 3600)
+    return (
+        f"{moment:%Y-%m-%d} {moment.hour}:{moment:%M:%S}.{digits}"
+        f" {sign}{hours:02}:{rest // 60:02}:{rest % 60:02}"
+    )
 
 
 def _validate_action(action: dict[str, Any], path: str) -> None:

@@ -23,7 +23,7 @@ def check_facets(patterns: Sequence[str], rules: Sequence[Rule]) -> None:
     for pattern in patterns:
         if pattern == "*":
             continue
-        match = matching_rule(rules, pattern)
+        match = matching_rule(rules, pattern, nested=True)
         if match is not None and match[1].filterable:
             continue
         if "*" in pattern and any(_overlap(pattern, p) for p in filterable_patterns(rules)):

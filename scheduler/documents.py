@@ -5,11 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-import orjson
-
 from common.documents import DocumentError, extract_document_id, infer_primary_key
 from common.documents.geo import check_geo
 from common.documents.geojson import check_geojson
+from common.documents.payload import stored_documents
 from common.documents.vectors import normalize_vectors
 from common.features import FilterFeatures
 from common.gcpause import gc_paused
@@ -55,7 +54,8 @@ def _plan_tasks(
         uid = task["uid"]
         if task["type"] == "documentAdditionOrUpdate":
             try:
-                _plan_addition(plan, index_uid, task, orjson.loads(payloads[uid]), shard_count)
+                documents = stored_documents(payloads[uid], task["params"].get("payloadFormat"))
+                _plan_addition(plan, index_uid, task, documents, shard_count)
             except DocumentError as error:
                 plan.failures[uid] = error.to_error()
         elif task["params"]["kind"] == "ids":

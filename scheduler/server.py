@@ -302,7 +302,8 @@ class SchedulerService(scheduler_pb2_grpc.SchedulerServicer):
     async def GetTaskDocuments(
         self, request: json_pb2.JsonRequest, context: grpc.aio.ServicerContext
     ) -> json_pb2.JsonReply:
-        """The stored payload as is (already a JSON array): only tasks not yet applied keep one."""
+        """The stored payload and its ``payloadFormat`` (``gateway/task_documents.py`` shows it): only
+        tasks not yet applied keep one."""
         try:
             record = self._requested_task(request)
         except ApiError as error:
@@ -317,7 +318,9 @@ class SchedulerService(scheduler_pb2_grpc.SchedulerServicer):
                     " with the statuses `enqueued` or `processing` contain documents",
                 )
             )
-        return json_pb2.JsonReply(json=self.store.get_payload(uid) or b"[]")
+        payload = self.store.get_payload(uid) or b"[]"
+        kind = record["params"].get("payloadFormat")
+        return _reply({"format": kind, "payload": payload.decode()})
 
     async def CompactTaskQueue(
         self, request: json_pb2.JsonRequest, context: grpc.aio.ServicerContext

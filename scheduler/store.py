@@ -27,6 +27,9 @@ from common.lmdb_sizes import environment_sizes
 
 _U32 = struct.Struct(">I")
 _MAP_SIZE = 1 << 36
+_RULES_CREATED = "rules_created"
+"""Meta record: dynamic search rule uid -> its creation number."""
+_RULE_SEQUENCE = "next_rule_number"
 # Task fields with a bitmap per value ("status:enqueued", "batchUid:4", ...), for the task filters.
 INDEXED_FIELDS = ("status", "type", "indexUid", "batchUid", "canceledBy")
 
@@ -96,13 +99,25 @@ class Txn:
         return orjson.loads(raw) if raw is not None else None
 
     def put_rule(self, rule: dict[str, Any]) -> None:
-        self.txn.put(rule["uid"].encode(), orjson.dumps(rule), db=self.store.rules_db)
+        """A new rule also takes the next creation number (``rules_created``): a search takes rules
+        of equal precedence in creation order, as the reference does."""
+        uid = rule["uid"]
+        if self.txn.get(uid.encode(), db=self.store.rules_db) is None:
+            created = self.get_meta(_RULES_CREATED, {})
+            sequence = self.get_meta(_RULE_SEQUENCE, 0)
+            self.set_meta(_RULES_CREATED, {**created, uid: sequence})
+            self.set_meta(_RULE_SEQUENCE, sequence + 1)
+        self.txn.put(uid.encode(), orjson.dumps(rule), db=self.store.rules_db)
 
     def delete_rule(self, uid: str) -> None:
-        self.txn.delete(uid.encode(), db=self.store.rules_db)
+        if self.txn.delete(uid.encode(), db=self.store.rules_db):
+            created = self.get_meta(_RULES_CREATED, {})
+            created.pop(uid, None)
+            self.set_meta(_RULES_CREATED, created)
 
     def clear_rules(self) -> None:
         self.txn.drop(self.store.rules_db, delete=False)
+        self.set_meta(_RULES_CREATED, None)
 
     def set_meta(self, name: str, value: Any) -> None:
         if value is None:
@@ -239,9 +254,13 @@ class SchedulerStore:
             return [orjson.loads(raw) for _, raw in txn.cursor()]
 
     def list_rules(self) -> list[dict[str, Any]]:
-        """Every dynamic search rule, by uid (bytewise)."""
+        """Every dynamic search rule, in creation order (rules stored before creation numbers were
+        kept come first, by uid)."""
         with self.env.begin(db=self.rules_db) as txn:
-            return [orjson.loads(raw) for _, raw in txn.cursor()]
+            rules = [orjson.loads(raw) for _, raw in txn.cursor()]
+            raw_created = txn.get(_RULES_CREATED.encode(), db=self.meta_db)
+        created: dict[str, int] = orjson.loads(raw_created) if raw_created is not None else {}
+        return sorted(rules, key=lambda rule: created.get(rule["uid"], -1))
 
     def get_meta(self, name: str, default: Any = None) -> Any:
         with self.env.begin() as txn:

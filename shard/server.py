@@ -114,8 +114,9 @@ class ShardService(shard_pb2_grpc.ShardServicer):
         if result.term_counts is not None:
             hits_json, documents = orjson.dumps(result.term_counts), []
         else:
-            documents = [orjson.dumps(entry[HIT]) for entry in result.entries]
-            hits_json = orjson.dumps([[*entry[:HIT], None, *entry[HIT + 1 :]] for entry in result.entries])
+            entries = result.entries + [entry for _, entry in result.pinned or ()]
+            documents = [orjson.dumps(entry[HIT]) for entry in entries]
+            hits_json = orjson.dumps([[*entry[:HIT], None, *entry[HIT + 1 :]] for entry in entries])
         return shard_pb2.SearchReply(
             hits_json=hits_json,
             hit_documents=documents,
@@ -126,6 +127,7 @@ class ShardService(shard_pb2_grpc.ShardServicer):
             steps_json=b"" if steps is None else orjson.dumps(steps.durations),
             rule_groups_json=b"" if result.rule_groups is None else orjson.dumps(result.rule_groups),
             deduplicated=result.deduplicated,
+            pinned_ids=[external_id for external_id, _ in result.pinned or ()],
         )
 
     async def ApplyBatch(

@@ -95,6 +95,23 @@ def parse_payload(body: bytes, fmt: PayloadFormat) -> list[Document]:
         return parse_csv(body, fmt.csv_delimiter)
 
 
+def stored_payload(body: bytes, fmt: PayloadFormat, documents: list[Document]) -> bytes:
+    """What the scheduler stores for an addition: a JSON or NDJSON body as it was sent (``GET
+    /tasks/{uid}/documents`` shows it as the reference does; the batch parses it again, as it parsed
+    the re-encoded array before), a CSV body as the JSON array of its documents."""
+    return orjson.dumps(documents) if fmt.kind == "csv" else body
+
+
+def stored_documents(payload: bytes, kind: str | None) -> list[Document]:
+    """The documents of a stored payload; ``kind``: the task's ``payloadFormat`` (tasks stored before
+    it existed hold a JSON array)."""
+    with gc_paused():
+        if kind == "ndjson":
+            return _parse_ndjson(payload)
+        value = orjson.loads(payload)
+    return [value] if type(value) is dict else list(value)
+
+
 def _malformed(kind: PayloadKind, message: str) -> ApiError:
     """Long messages keep their first 50 and last 85 characters, so a huge echoed value stays readable."""
     if len(message) > 50 + 3 + 85:

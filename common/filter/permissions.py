@@ -83,10 +83,24 @@ def rule_patterns(rule: Rule) -> list[str]:
     return [rule] if isinstance(rule, str) else list(rule.get("attributePatterns", []))
 
 
-def matching_rule(rules: Sequence[Rule], field: str) -> tuple[int, Features] | None:
-    """The first rule matching ``field`` (its index and features), or None."""
+def matching_rule(rules: Sequence[Rule], field: str, nested: bool = False) -> tuple[int, Features] | None:
+    """The first rule matching ``field`` (its index and features), or None.
+
+    A string rule's name covers the fields nested under it (``other`` makes ``other.a`` filterable);
+    an object rule's pattern without ``*`` names one field only, as the reference answers
+    (``{"attributePatterns": ["other"]}``: ``other.a`` is not filterable, with ``oth*`` it is).
+    ``nested``: object rules' names cover nested fields too, as the reference checks a ``facets``
+    entry (``other.a`` is accepted there, and designates nothing).
+    """
     for index, rule in enumerate(rules):
-        if any(pattern_matches(pattern, field) for pattern in rule_patterns(rule)):
+        if isinstance(rule, str) or nested:
+            matched = any(pattern_matches(pattern, field) for pattern in rule_patterns(rule))
+        else:
+            matched = any(
+                pattern_matches(pattern, field) if "*" in pattern else pattern == field
+                for pattern in rule_patterns(rule)
+            )
+        if matched:
             return index, rule_features(rule)
     return None
 

@@ -8,6 +8,7 @@ import orjson
 from sanic import Blueprint, HTTPResponse, Request
 
 from common.documents import PayloadFormat, is_valid_document_id, parse_payload
+from common.documents.payload import stored_payload
 from common.documents.primary_key import invalid_document_id_error
 from common.documents.projection import VECTORS, select_attributes, vectors_field, without_vectors
 from common.errors import ApiError
@@ -95,9 +96,11 @@ async def _add_or_update(request: Request, index_uid: str, method: str) -> HTTPR
         "skipCreation": skip.lower() == "true",
         "allowIndexCreation": True,
         "details": {"receivedDocuments": len(documents), "indexedDocuments": None},
+        "payloadFormat": fmt.kind,
     }
+    payload = stored_payload(request.body, fmt, documents)
     task = await request.app.ctx.cluster.register_task(
-        "documentAdditionOrUpdate", uid, params, orjson.dumps(documents), _custom_metadata(query)
+        "documentAdditionOrUpdate", uid, params, payload, _custom_metadata(query)
     )
     return json_response(task, status=202)
 

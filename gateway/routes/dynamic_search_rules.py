@@ -21,6 +21,7 @@ from common.dynamic_search_rules import (
     validate_patch,
 )
 from common.errors import ApiError
+from common.timefmt import parse_rfc3339
 from gateway.features import RuntimeFeatures
 from gateway.http.requests import json_body
 from gateway.http.responses import json_response
@@ -67,6 +68,8 @@ async def list_rules(request: Request) -> HTTPResponse:
     _require_feature(request, "Calling the `POST /dynamic-search-rules` route")
     offset, limit = query.get("offset", 0), query.get("limit", 20)
     rules = [rule for rule in await _rules(request) if matches_filter(rule, query.get("filter"))]
+    # The reference lists the most recently changed first.
+    rules.sort(key=lambda rule: parse_rfc3339(rule["lastUpdatedAt"]), reverse=True)
     return json_response(
         {"results": rules[offset : offset + limit], "offset": offset, "limit": limit, "total": len(rules)}
     )

@@ -33,6 +33,7 @@ from gateway.search.federated_rules import check_comparable
 from gateway.search.federation import federated_response, short_of_hits, union_totals
 from gateway.search.multi import MultiSearch, Query, QueryError, parse_multi_search
 from gateway.search.params import page_window
+from gateway.search.pins import search_pins
 from gateway.search.queue import search_slot
 from gateway.search.runner import IndexSearch, search_index
 from gateway.search.single import run_search
@@ -106,12 +107,19 @@ async def _federated(request: Request, search: MultiSearch, started: float) -> d
 async def _federated_queries(
     app: Sanic, queries: Sequence[Query], wanted: int, search_steps: Steps | None
 ) -> list[IndexSearch]:
-    """Every query's best ``wanted`` hits, with the rule groups the merge checks (``federated_rules``)."""
+    """Every query's best ``wanted`` hits, with the rule groups the merge checks (``federated_rules``)
+    and the documents its dynamic search rules pin."""
+    pins = await _each(queries, [search_pins(app, q.index_uid, q.params) for q in queries])
     runs = [
         search_index(
-            app, q.index_uid, {**q.params, "ruleGroups": True}, wanted, _query_steps(search_steps, q)
+            app,
+            q.index_uid,
+            {**q.params, "ruleGroups": True},
+            wanted,
+            _query_steps(search_steps, q),
+            query_pins,
         )
-        for q in queries
+        for q, query_pins in zip(queries, pins, strict=True)
     ]
     return await _each(queries, runs)
 

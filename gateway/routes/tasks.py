@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import orjson
 from sanic import Blueprint, HTTPResponse, Request
 from sanic.response import raw
 
@@ -15,6 +14,7 @@ from common.validation import STAR, Param, QueryKind, QuerySchema
 from gateway.auth.requests import with_visibility
 from gateway.http.requests import is_valid_index_uid, parse_query
 from gateway.http.responses import json_response
+from gateway.task_documents import task_documents
 
 bp = Blueprint("tasks")
 
@@ -178,11 +178,12 @@ def _require_feature(request: Request, feature: str, message: str) -> None:
 
 @bp.get("/tasks/<task_uid:str>/documents", ctx_action="tasks.get")
 async def get_task_documents(request: Request, task_uid: str) -> HTTPResponse:
-    """The documents an enqueued or processing addition carries, one JSON object per line."""
+    """The documents an enqueued or processing addition carries, as the reference shows them
+    (``gateway/task_documents.py``)."""
     _require_feature(request, "getTaskDocumentsRoute", _TASK_DOCUMENTS_OFF)
     query = with_visibility(request, {"uid": _uid_path(task_uid, "invalid_task_uids", "Task")})
-    documents = await request.app.ctx.cluster.ask_scheduler("GetTaskDocuments", query)
-    body = b"".join(orjson.dumps(document) + b"\n" for document in documents)
+    stored = await request.app.ctx.cluster.ask_scheduler("GetTaskDocuments", query)
+    body = task_documents(stored["payload"], stored["format"])
     return raw(body, content_type="application/x-ndjson")
 
 

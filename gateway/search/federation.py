@@ -22,6 +22,7 @@ from sanic import Sanic
 from gateway.search.federated_order import Weighted
 from gateway.search.multi import Query
 from gateway.search.params import page_window
+from gateway.search.pins import Pin, place
 from gateway.search.response import add_page_fields, uuid7
 from gateway.search.runner import IndexSearch, RankedHit, hit_object, search_index, union_params
 
@@ -162,6 +163,30 @@ def federated_total(
     return total
 
 
+def _pinned(
+    queries: Sequence[Query], results: Sequence[IndexSearch]
+) -> list[tuple[Pin, tuple[Query, RankedHit]]]:
+    """Every query's pinned documents, placed in the merged list by position, then query, then as
+    one query orders them. As the reference does, each query pins for itself: a document two queries
+    pin, or one query pins and another finds, is shown twice."""
+    pinned = [
+        (pin, query.position, (query, hit))
+        for query, result in zip(queries, results, strict=True)
+        for pin, hit in result.pinned
+    ]
+    pinned.sort(key=lambda item: (item[0].position, item[1], item[0].precedence, item[0].order))
+    return [(pin, entry) for pin, _, entry in pinned]
+
+
+def _pinned_documents(
+    pinned: list[tuple[Pin, tuple[Query, RankedHit]]], walked: list[tuple[Query, RankedHit, Fate]]
+) -> int:
+    """The pinned documents the total does not count yet: once each, unless a query fetched it."""
+    fetched = {(query.index_uid, entry.seq) for query, entry, _ in walked}
+    documents = {(query.index_uid, entry.seq) for _, (query, entry) in pinned}
+    return len(documents - fetched)
+
+
 def federated_response(
     queries: Sequence[Query],
     results: Sequence[IndexSearch],
@@ -177,8 +202,10 @@ def federated_response(
     # One walk over every fetched hit serves the page and the total.
     walked = list(_walk(queries, results, distinct=federation.get("distinct") is not None))
     kept = [(query, entry) for query, entry, fate in walked if fate is Fate.KEPT]
+    pinned = _pinned(queries, results)
+    kept = place(kept, pinned, offset + limit)
     hits = [_federated_hit(*pair) for pair in kept[offset : offset + limit]]
-    total = federated_total(queries, results, unions, walked)
+    total = federated_total(queries, results, unions, walked) + _pinned_documents(pinned, walked)
     body: dict[str, Any] = {"hits": hits, "processingTimeMs": int((time.perf_counter() - started) * 1000)}
     add_page_fields(body, window, federation, total)
     body.update(facets or {})

@@ -23,6 +23,7 @@ from common.timing import Steps, lap
 from gateway.foreign import resolve_foreign
 from gateway.search.distinct import DISTINCT_GROWTH, deduplicate
 from gateway.search.order import merge_order
+from gateway.search.pins import Pin, pin_details
 
 # Parameters the gateway handles itself; everything else travels to the shards.
 _GATEWAY_ONLY = frozenset(
@@ -64,6 +65,9 @@ class IndexSearch:
     """Distinct applied: the query's ``distinct`` or the index's ``distinctAttribute`` setting."""
     transit_ns: int = 0
     """The time the search's rounds to the shards spent between processes (``Transit``)."""
+    pinned: list[tuple[Pin, RankedHit]] = field(default_factory=list)
+    """The pinned documents found (the filter keeps them), in placing order, as hits scored for the
+    pin; in neither ``hits`` nor ``candidates``."""
 
 
 class Transit:
@@ -86,16 +90,24 @@ class Transit:
 
 
 async def search_index(
-    app: Sanic, uid: str, params: dict[str, Any], wanted: int, steps: Steps | None = None
+    app: Sanic,
+    uid: str,
+    params: dict[str, Any],
+    wanted: int,
+    steps: Steps | None = None,
+    pins: Sequence[Pin] = (),
 ) -> IndexSearch:
     """The index's best ``wanted`` hits (before ``maxTotalHits`` capping, which shards apply).
 
     ``steps``: given when the query asked for ``showPerformanceDetails``; the shards' steps and the
-    gateway's (``fan-out``: every round trip, ``merge``) are recorded in it.
+    gateway's (``fan-out``: every round trip, ``merge``) are recorded in it. ``pins``: the documents
+    dynamic search rules pin (``pins.py``): left out of the hits and candidates, returned apart.
     """
     cluster = app.ctx.cluster
     shard_query = await resolved_params(app, uid, params)
     shard_query["offset"], shard_query["limit"] = 0, wanted
+    if pins:
+        shard_query["pinned"] = [pin.document_id for pin in pins]
     shard_query.update(app.ctx.features.filters().params())
     if steps is not None:
         shard_query["showPerformanceDetails"] = True  # shards time their own steps
@@ -107,23 +119,30 @@ async def search_index(
         found = await _fan_out(cluster, uid, shard_query, limit, steps, transit)
         pages, cap = found.pages, found.max_total_hits
         merged = list(heapq.merge(*pages, key=RankedHit.order))
+        pinned = [
+            (pin, pin_details(found.pinned[pin.document_id], pin))
+            for pin in pins
+            if pin.document_id in found.pinned
+        ]
         if all(hit.distinct is None for hit in merged):
             lap(steps, "merge")
-            hits = merged[:wanted]
             return IndexSearch(
-                hits,
+                merged[:wanted],
                 found.candidates,
                 cap,
                 found.facets,
                 found.rule_groups,
                 found.deduplicated,
                 transit.nanoseconds,
+                pinned,
             )
         kept, settled = deduplicate(merged, pages, min(limit, cap), wanted)
         lap(steps, "merge")
         if settled or limit >= cap:
             count = await _distinct_count(cluster, uid, shard_query, kept, steps, transit)
-            return IndexSearch(kept, count, cap, found.facets, found.rule_groups, True, transit.nanoseconds)
+            return IndexSearch(
+                kept, count, cap, found.facets, found.rule_groups, True, transit.nanoseconds, pinned
+            )
         limit = min(limit * DISTINCT_GROWTH, cap)
 
 
@@ -153,6 +172,8 @@ class _ShardPages:
     rule_groups: list[dict[str, Any] | None]
     """The same on every shard: the first one's."""
     deduplicated: bool
+    pinned: dict[str, RankedHit]
+    """The pinned documents the shards hold and the filter keeps, by id."""
 
 
 async def _fan_out(
@@ -173,20 +194,23 @@ async def _fan_out(
             raise ApiError(error["code"], error["message"])
     found = [reply for reply in replies if reply.index_found]
     cap = max((reply.max_total_hits for reply in found), default=0) or DEFAULT_MAX_TOTAL_HITS
-    pages = [
-        [
+    pages: list[list[RankedHit]] = []
+    pinned: dict[str, RankedHit] = {}
+    for reply in found:
+        hits = [
             _ranked(entry, document)
             for entry, document in zip(orjson.loads(reply.hits_json), reply.hit_documents, strict=True)
         ]
-        for reply in found
-    ]
+        ranked = len(hits) - len(reply.pinned_ids)
+        pages.append(hits[:ranked])
+        pinned.update(zip(reply.pinned_ids, hits[ranked:], strict=True))
     facets = [orjson.loads(reply.facets_json) for reply in found if reply.facets_json]
     groups: list[dict[str, Any] | None] = next(
         (orjson.loads(reply.rule_groups_json) for reply in found if reply.rule_groups_json), []
     )
     candidates = sum(reply.candidates for reply in found)
     deduplicated = any(reply.deduplicated for reply in found)
-    return _ShardPages(pages, candidates, cap, facets, groups, deduplicated)
+    return _ShardPages(pages, candidates, cap, facets, groups, deduplicated, pinned)
 
 
 def needs_term_counts(query: dict[str, Any]) -> bool:

@@ -4,6 +4,7 @@ each query of a non-federated multi-search."""
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 from typing import Any
 
 from sanic import Sanic
@@ -12,6 +13,7 @@ from common.timing import Steps
 from gateway.foreign import drop, foreign_keys_soon, hydrate
 from gateway.search.details import PrimaryKeys, add_details, permitted, query_metadata
 from gateway.search.params import page_window
+from gateway.search.pins import pins_soon, place
 from gateway.search.response import search_response
 from gateway.search.runner import search_index
 
@@ -30,12 +32,25 @@ async def run_search(
     search_steps = permitted(steps)
     window = page_window(params)
     foreign_keys = foreign_keys_soon(app, uid)
+    pins = pins_soon(app, uid, params)
     try:
         found = await search_index(app, uid, params, window[0] + window[1], search_steps)
+        chosen = [] if pins is None else await pins
+        if chosen:
+            # Rules are read while the search runs, as most pin nothing; these pin: search again,
+            # the shards setting the pinned documents apart.
+            found = await search_index(app, uid, params, window[0] + window[1], search_steps, chosen)
     except BaseException:
-        if foreign_keys is not None:
-            drop(foreign_keys)
+        for future in (foreign_keys, pins):
+            if future is not None:
+                drop(future)
         raise
+    if found.pinned:
+        found = replace(
+            found,
+            hits=place(found.hits, found.pinned, window[0] + window[1]),
+            candidates=found.candidates + len(found.pinned),
+        )
     body = search_response(found, params, window, started)
     await hydrate(app, uid, body["hits"], foreign_keys)
     if index_field:

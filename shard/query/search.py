@@ -31,6 +31,7 @@ from shard.query.docsets import phrase_docs, word_docs
 from shard.query.facet_reply import facet_reply
 from shard.query.highlighting import DerivationMatcher
 from shard.query.parse import ParsedQuery, parse_query
+from shard.query.pinned import pinned_documents
 from shard.query.ranking.bucket_sort import RankedDoc, Ranker
 from shard.query.ranking.coverage import Coverage
 from shard.query.ranking.score import details, score, score_groups, sort_key
@@ -57,6 +58,9 @@ class SearchResult:
     """With ``ruleGroups`` (federated queries): the query's rules, grouped as hits are compared."""
     deduplicated: bool = False
     """The query's ``distinct`` or the index's ``distinctAttribute`` applied."""
+    pinned: list[tuple[str, Entry]] | None = None
+    """With ``pinned``: the pinned documents this shard holds that the filter keeps, as hits, with
+    their external ids (``shard/query/pinned.py``); not in ``entries`` nor ``candidates``."""
 
 
 def search(
@@ -110,7 +114,9 @@ def search(
         counts = [len(coverage.term_docs(term.index)) for term in query.terms]
         lap(steps, "count terms")
         return SearchResult([], 0, cap, counts)
-    excluded = _excluded(ctx, query) | filtered_out(ctx, params)
+    unfiltered = filtered_out(ctx, params)
+    pinned = pinned_documents(ctx, params, unfiltered)
+    excluded = _excluded(ctx, query) | unfiltered | BitMap(pinned)
     lap(steps, "filter")
     criteria = query_sort(ctx, params.get("sort"))
     distinct_field = distinct_attribute(ctx, params)
@@ -142,14 +148,24 @@ def search(
             # No page, so no second round: the count is the candidates the threshold keeps.
             candidates = ranker.count(universe, cap)
     lap(steps, "rank")
-    entries = _entries(ctx, query, derivations, ranked, params, first_geo_point(criteria), distinct)
+    geo_point = first_geo_point(criteria)
+    entries = _entries(ctx, query, derivations, ranked, params, geo_point, distinct)
+    pinned_entries = _entries(
+        ctx, query, derivations, [RankedDoc(doc, ()) for doc in pinned], params, geo_point, None
+    )
     lap(steps, "format hits")
-    facets = facet_reply(ctx, universe, params)
+    facets = facet_reply(ctx, universe | BitMap(pinned), params)
     if facets is not None:
         lap(steps, "facets")
     groups = rule_groups(ranker.rules) if params.get("ruleGroups") else None
     return SearchResult(
-        entries, candidates, cap, facets=facets, rule_groups=groups, deduplicated=distinct is not None
+        entries,
+        candidates,
+        cap,
+        facets=facets,
+        rule_groups=groups,
+        deduplicated=distinct is not None,
+        pinned=list(zip(pinned.values(), pinned_entries, strict=True)),
     )
 
 

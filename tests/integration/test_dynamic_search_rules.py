@@ -87,10 +87,13 @@ def test_list_pages_and_filters(cluster: RunningCluster, enabled: None) -> None:
     _patch(cluster, "a-rule", {"description": "Black Friday deals"})
     _done(cluster, _patch(cluster, "c-rule", {}))
     every = _list(cluster, {}).json()
-    assert [r["uid"] for r in every["results"]] == ["a-rule", "b-rule", "c-rule"]
+    # The most recently changed first, as the reference lists them.
+    assert [r["uid"] for r in every["results"]] == ["c-rule", "a-rule", "b-rule"]
     assert (every["offset"], every["limit"], every["total"]) == (0, 20, 3)
     page = _list(cluster, {"offset": 1, "limit": 1}).json()
-    assert ([r["uid"] for r in page["results"]], page["total"]) == (["b-rule"], 3)
+    assert ([r["uid"] for r in page["results"]], page["total"]) == (["a-rule"], 3)
+    _done(cluster, _patch(cluster, "b-rule", {"description": "Summer sales"}))
+    assert [r["uid"] for r in _list(cluster, {}).json()["results"]] == ["b-rule", "c-rule", "a-rule"]
     assert [r["uid"] for r in _list(cluster, {"filter": {"active": False}}).json()["results"]] == ["b-rule"]
     found = _list(cluster, {"filter": {"query": "friday"}}).json()
     assert ([r["uid"] for r in found["results"]], found["total"]) == (["a-rule"], 1)
@@ -156,6 +159,21 @@ def test_rules_survive_a_scheduler_kill(cluster: RunningCluster, enabled: None) 
             "format to represents a date or datetime in the future or specified as a null value. e.g. "
             "'YYYY-MM-DD' or "
             "'YYYY-MM-DD HH:MM:SS'.\n",
+        ),
+        (
+            {"conditions": {"query": {"isEmpty": False, "words": "dune"}}},
+            "bad_request",
+            "Invalid value at `.conditions.query`: either `isEmpty` or `words` can be used, not both at once",
+        ),
+        (
+            {
+                "conditions": {
+                    "time": {"start": "2021-03-04T05:06:07.120Z", "end": "2020-01-01T10:00:00+02:00"}
+                }
+            },
+            "bad_request",
+            "Invalid value at `.conditions.time`: `end` (`2020-01-01 10:00:00.0 +02:00:00`) should be later"
+            " than `start` (`2021-03-04 5:06:07.12 +00:00:00`)",
         ),
         (
             {"actions": [{"selector": {"id": "1"}, "action": {"type": "boost"}}]},

@@ -90,23 +90,34 @@ def test_documents_of_enqueued_and_processing_additions(secured: RunningCluster)
     _features(secured, getTaskDocumentsRoute=True)
     blocker_docs = [{"id": i, "text": "lorem ipsum " * 10} for i in range(30000)]
     blocker = _add(secured, "docs-blocker", orjson.dumps(blocker_docs), "application/json")
-    json_docs = [{"id": 1, "b": {"x": [1, 2]}, "a": "é"}, {"a": 2, "id": "x"}]
-    as_json = _add(secured, "docs", orjson.dumps(json_docs), "application/json", "?primaryKey=id")
-    as_ndjson = _add(secured, "docs", b'{"id": 3}\n\n{"id": 4, "z": null}\n', "application/x-ndjson")
-    as_csv = _add(secured, "docs", b"id,n:number\n5,3\n6,", "text/csv")
+    # As the reference answers: JSON objects rewritten without spaces around their keys, values as
+    # written, one after the other; NDJSON as sent; CSV as the objects it was read as.
+    as_json = _add(
+        secured,
+        "docs",
+        b'[ {"id" : 1, "n": 1.50, "e": 1e3, "b": {"x": [1, 2]}, "a": "\\u00e9", "\\/k\\u00e9": 0},'
+        b'\n {"a": 2, "id": "x", "a": 3} ]',
+        "application/json",
+        "?primaryKey=id",
+    )
+    as_object = _add(secured, "docs", b'{"id": 7, "s": "x y"}', "application/json")
+    ndjson = b'\r\n{"id": 3}\n\n   {"id": 4, "z": null}'
+    as_ndjson = _add(secured, "docs", ndjson, "application/x-ndjson")
+    as_csv = _add(secured, "docs", b'id,n:number,t\n5,3,"a, ""b"""\n6,,', "text/csv")
     expected = {
-        as_json: json_docs,
-        as_ndjson: [{"id": 3}, {"id": 4, "z": None}],
-        as_csv: [{"id": "5", "n": 3}, {"id": "6", "n": None}],
+        as_json: b'{"id":1,"n":1.50,"e":1e3,"b":{"x": [1, 2]},"a":"\\u00e9","/k\xc3\xa9":0}{"a":3,"id":"x"}',
+        as_object: b'{"id":7,"s":"x y"}',
+        as_ndjson: ndjson,
+        as_csv: b'{"id":"5","n":3,"t":"a, \\"b\\""}{"id":"6","n":null,"t":null}',
     }
-    for uid, documents in expected.items():
+    for uid, body in expected.items():
         response = _task_documents(secured, uid)
         assert response.status_code == 200, response.text
         assert response.headers["content-type"] == "application/x-ndjson"
-        assert response.content == b"".join(orjson.dumps(doc) + b"\n" for doc in documents)
+        assert response.content == body
     running = _task_documents(secured, blocker)  # processing or still enqueued: its payload either way
     assert running.status_code == 200, running.text
-    assert [orjson.loads(line) for line in running.content.splitlines()] == blocker_docs
+    assert orjson.loads(b"[" + running.content.replace(b"}{", b"},{") + b"]") == blocker_docs
     for uid in expected:
         assert _wait(secured, uid)["status"] == "succeeded"
     _error(_task_documents(secured, as_json), 404, "task_file_not_found", _no_documents(as_json))
@@ -141,7 +152,7 @@ def test_task_documents_authorisation(secured: RunningCluster) -> None:
     response = _task_documents(secured, uid, allowed)
     assert response.status_code in (200, 404), response.text  # 404 once the addition has run
     if response.status_code == 200:
-        assert response.content == b'{"id":1}\n'
+        assert response.content == b'{"id":1}'
     _error(_task_documents(secured, uid, elsewhere), 404, "task_not_found", f"Task `{uid}` not found.")
     _error(
         _task_documents(secured, uid, no_action),
