@@ -35,3 +35,21 @@ def test_marks_shared_with_thai_stay_inside_latin_words(cluster: RunningCluster)
     assert found(cluster, "marks", "hallamish") == [1]
     assert found(cluster, "marks", "d") == []
     assert found(cluster, "marks", "khadbari") == [3]
+
+
+def test_short_words_split_in_two(cluster: RunningCluster) -> None:
+    # Any word of two letters or more may stand for two adjacent words: `ca` for `C.A.`, `its` for
+    # `it's` (after the word itself), `yo` for the `Y-O` of `B-E-Y-O-N-D`.
+    docs = t("C.A. Rosetti", "it's here", "its", "B-E-Y-O-N-D", "Cambridge")
+    make_index(cluster, "short-splits", docs)
+    assert found(cluster, "short-splits", "ca ") == [1]
+    assert found(cluster, "short-splits", "its") == [3, 2]
+    assert found(cluster, "short-splits", "yo") == [4]
+
+
+def test_a_word_splits_where_its_halves_are_most_often_adjacent(cluster: RunningCluster) -> None:
+    # `ab` and `out` are more frequent than `abo` and `ut` on both shards (ids 3 and 6 are on different
+    # ones), but never adjacent: `about` is `abo ut`.
+    docs = t("ab x out", "ab y out", "abo ut", "out ab", "ab z out", "abo ut", "about", "out x ab")
+    make_index(cluster, "adjacent-splits", docs)
+    assert found(cluster, "adjacent-splits", "about") == [7, 3, 6]
