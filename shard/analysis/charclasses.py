@@ -21,6 +21,11 @@ Hangul is not among them: Korean separates words with spaces (particles stay att
 Script extensions are used so that ``ー`` and ``々`` stay inside Japanese words.
 """
 
+SHARED_SCRIPTS = ("Latin", "Greek", "Cyrillic")
+"""A character these scripts share with a space-less one (``U+0303`` combining tilde and ``U+0331``
+macron below, also Thai's) is a word character: ``H̱allamish`` stays one word, as on the reference
+engine, instead of being cut where a space-less run would start."""
+
 WORD_JOINERS = "\u00ad\u200c\u200d"
 """Format characters that live inside words (soft hyphen, ZWNJ, ZWJ); the normaliser then drops them."""
 
@@ -96,10 +101,12 @@ def char_classes() -> CharClasses:
     """Computed on first use (~0.1 s), then shared by every analyser of the process."""
     everything = _code_points()
     scripts = "".join(f"\\p{{scx={script}}}" for script in SPACELESS_SCRIPTS)
+    shared = "".join(f"\\p{{scx={script}}}" for script in SHARED_SCRIPTS)
     letters = r"[\p{L}\p{N}\p{M}]"
+    spaceless = f"[[{scripts}]--[{shared}]]"
     return CharClasses(
-        word=_char_class(rf"(?V1)[{letters}--[{scripts}]]+", everything, extra=WORD_JOINERS),
-        spaceless=_char_class(rf"(?V1)[{letters}&&[{scripts}]]+", everything),
+        word=_char_class(rf"(?V1)[{letters}--{spaceless}]+", everything, extra=WORD_JOINERS),
+        spaceless=_char_class(rf"(?V1)[{letters}&&{spaceless}]+", everything),
     )
 
 

@@ -28,10 +28,11 @@ _MAX_RAW_EXTERNAL_ID = 506
 _HASHED_ID_PREFIX = 475
 
 
-FORMAT_VERSION = 3
+FORMAT_VERSION = 4
 """Bumped when what is stored changes meaning; 2: token records stored per document (record_store.py);
 3: positions and words analysed as the reference does (", " and ". " hard separators, ß kept), so an
-older store would answer with stale positions and ``ss`` words."""
+older store would answer with stale positions and ``ss`` words; 4: ``ø ł þ ħ`` kept, and combining
+marks Latin shares with Thai kept inside their word (an older store holds ``lodz`` and split words)."""
 _FORMAT_KEY = b"format-version"
 
 

@@ -30,7 +30,8 @@ share of ``--read-cache-size``."""
     WORD_SPLITS,
     PREFIX_WORDS,
     TABLE_SIZES,
-) = range(11)
+    PHRASE_DOCS,
+) = range(12)
 """Kinds of cached value, the first part of a key ``(kind, index id, id)``."""
 
 Key = tuple[int, int, Hashable]

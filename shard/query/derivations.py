@@ -20,12 +20,11 @@ from shard.analysis import MAX_WORD_BYTES, Analyzer, TokenKind
 from shard.index.read_cache import PREFIX_WORDS, STEM_WORDS, TYPO_WORDS, WORD_SPLITS
 from shard.query.context import SearchContext
 from shard.query.parse import ParsedQuery, QueryTerm
+from shard.query.splits import best_split
 from shard.query.typos import typo_words
-from shard.query.vocabulary import PREFIX_LIMIT, best_split, prefix_words
+from shard.query.vocabulary import PREFIX_LIMIT, prefix_words
 
 MAX_NGRAM = 3
-MIN_SPLIT_LENGTH = 4
-"""Shorter words split only into letters and particles that are everywhere, never a real match."""
 STEM_COST = 1
 """A word sharing only the stem ranks with one-typo words, below the query's own word."""
 _NUMBER_CHARS = frozenset("0123456789.,-+_/:")
@@ -138,7 +137,7 @@ def _derive_term(
     if prefix:
         _set_prefix(ctx, result, word, 0)
     allowance = policy.allowance(word)
-    splittable = policy.enabled and len(word) >= MIN_SPLIT_LENGTH
+    splittable = policy.enabled and len(word) > 1
     result.most_cost = max(allowance, STEM_COST, 1 if splittable else 0)
     if allowance:
         for variant, typos in _typo_variants(ctx, word, allowance, prefix, policy):
@@ -146,7 +145,7 @@ def _derive_term(
     if splittable:
         (split,) = ctx.cached(
             (WORD_SPLITS, ctx.index_id, word),
-            lambda: (best_split(ctx.txn, ctx.env.words, ctx.index_id, word),),
+            lambda: (best_split(ctx, word),),
             lambda _: 160,
         )
         if split is not None:

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pyroaring import BitMap
 
 from shard.index.postings import SHORT_PREFIX_LENGTHS, term_docs
+from shard.index.read_cache import PHRASE_DOCS
 from shard.query.context import SearchContext
 from shard.query.derivations import STEM_COST, Derivations
 from shard.query.occurrences import phrase_starts
@@ -53,7 +54,7 @@ def resolve(ctx: SearchContext, derivations: Derivations) -> DocSets:
         # Split words and synonyms are extra recall: past the check budget they are dropped rather
         # than verified document by document; a quoted phrase is what the user asked for.
         limit = None if match.exact else ctx.share(PHRASE_CHECK_BUDGET)
-        add(match.cost, phrase_docs(ctx, words, fields, limit))
+        add(match.cost, _cached_phrase_docs(ctx, words, fields, limit))
     # A document matched at several costs counts at its cheapest.
     seen = BitMap()
     for cost in sorted(sets.by_cost):
@@ -89,6 +90,21 @@ def _prefix_docs(ctx: SearchContext, derivations: Derivations) -> BitMap:
 
 def word_docs(ctx: SearchContext, word: str) -> BitMap:
     return _word_docs(ctx, word, ctx.allowed_fields)
+
+
+def _cached_phrase_docs(
+    ctx: SearchContext, words: tuple[str | None, ...], fields: set[int] | None, limit: int | None
+) -> BitMap:
+    """``phrase_docs`` kept until the next batch: a split word (any word of two letters or more) is
+    checked in up to hundreds of records, again at every keystroke of a query being typed. A copy:
+    ``resolve`` updates its sets in place."""
+    key = (words, None if fields is None else frozenset(fields), limit)
+    docs: BitMap = ctx.cached(
+        (PHRASE_DOCS, ctx.index_id, key),
+        lambda: phrase_docs(ctx, words, fields, limit),
+        lambda found: 128 + 4 * len(found),
+    )
+    return BitMap(docs)
 
 
 def phrase_docs(

@@ -1,10 +1,9 @@
-"""Vocabulary lookups on the words table: prefix expansion and split words (typo derivations are in
-``typos.py``). The vocabulary is never scanned linearly: every lookup is a key-range read."""
+"""Vocabulary lookups on the words table: prefix expansion (typo derivations are in ``typos.py``, split
+words in ``splits.py``). The vocabulary is never scanned linearly: every lookup is a key-range read."""
 
 from __future__ import annotations
 
 from shard.index.env import Database, Txn, index_prefix
-from shard.index.postings import term_docs
 
 PREFIX_LIMIT = 1000
 _SEPARATOR = b"\x00"
@@ -43,21 +42,3 @@ def word_exists(txn: Txn, db: Database, index_id: int, word: str) -> bool:
     start = index_prefix(index_id) + word.encode() + _SEPARATOR
     cursor = txn.cursor(db)
     return cursor.set_range(start) and cursor.key().startswith(start)
-
-
-def best_split(txn: Txn, db: Database, index_id: int, word: str) -> tuple[str, str] | None:
-    """The split of ``word`` into two vocabulary words whose rarer half is in the most documents.
-
-    Maximising the smaller document frequency favours two common words (``news paper``) over a
-    split that only exists through a stray rare token; ties keep the earliest split.
-    """
-    best: tuple[str, str] | None = None
-    best_frequency = 0
-    for cut in range(1, len(word)):
-        left = len(term_docs(txn, db, index_id, word[:cut], None))
-        if left <= best_frequency:
-            continue
-        frequency = min(left, len(term_docs(txn, db, index_id, word[cut:], None)))
-        if frequency > best_frequency:
-            best, best_frequency = (word[:cut], word[cut:]), frequency
-    return best

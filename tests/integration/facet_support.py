@@ -11,13 +11,13 @@ def normalise(text: str) -> str:
     return unicodedata.normalize("NFKD", text.strip()).lower()
 
 
-_FOLDED_LETTERS = str.maketrans({"ø": "o", "æ": "ae", "œ": "oe"})
+_FOLDED_LETTERS = str.maketrans({"æ": "ae", "œ": "oe"})
 
 
 def search_form(text: str) -> str:
     """Facet search's form of a Latin, Greek or kana value (search.md §3.1): case folded, compatibility
     decomposed, Latin/Greek diacritics dropped, letters without a decomposition spelled out, as the
-    analyser normalises searchable words (``ß`` stays ``ß``, as on the reference engine)."""
+    analyser normalises searchable words (``ß`` and ``ø`` stay, as on the reference engine)."""
     decomposed = unicodedata.normalize("NFKD", "ß".join(part.casefold() for part in text.strip().split("ß")))
     bare = "".join(char for char in decomposed if not 0x300 <= ord(char) <= 0x36F)
     return unicodedata.normalize("NFC", bare.translate(_FOLDED_LETTERS))

@@ -1,7 +1,7 @@
 """Facet search normalisation (search.md §3.1) on 1 and 3 shards, against hits computed here.
 
 The query and the values are compared in the analyser's form of searchable words (``Ängel`` ->
-``angel``, ``Straße`` -> ``straße``, ``Ørsted`` -> ``orsted``), also on fields with a
+``angel``, ``Straße`` -> ``straße``, ``Ørsted`` -> ``ørsted``), also on fields with a
 ``localizedAttributes`` rule; a match is a prefix of the whole value, with typos by the query's
 byte length. Hits keep the filter's values (``Ängel`` and ``angel`` stay two), spelt as stored.
 """
@@ -79,7 +79,7 @@ def _keep(query: str) -> Callable[[str], bool]:
 
 @pytest.mark.parametrize("field", ["name", "titre"])
 @pytest.mark.parametrize(
-    "query", ["ang", "ANG", "stra", "STRASSE", "or", "oeu", "ecl", "ΑΘ", "ガ", "zoe", "angle"]
+    "query", ["ang", "ANG", "stra", "STRASSE", "ør", "oeu", "ecl", "ΑΘ", "ガ", "zoe", "angle"]
 )
 def test_facet_query_matches_the_analysers_form(
     clusters: tuple[RunningCluster, RunningCluster], field: str, query: str
@@ -100,7 +100,8 @@ def test_diacritics_fold_as_the_words_do(clusters: tuple[RunningCluster, Running
         assert found == {"Ängel", "angel", "ANGELA", "Ångström"}
         spaced = index.facet_search("name", "strasse no")["facetHits"]
         assert [hit["value"] for hit in spaced] == ["Strasse Nord"]
-        assert [hit["value"] for hit in index.facet_search("titre", "ors")["facetHits"]] == ["Ørsted"]
+        assert [hit["value"] for hit in index.facet_search("titre", "ørs")["facetHits"]] == ["Ørsted"]
+        assert index.facet_search("titre", "ors")["facetHits"] == []  # ø is no o on the reference either
         # voiced kana keep their mark, as in searchable words
         assert [hit["value"] for hit in index.facet_search("name", "ガ")["facetHits"]] == ["ガイド"]
 

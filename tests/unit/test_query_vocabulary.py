@@ -23,7 +23,7 @@ from pyroaring import BitMap
 from shard.index.env import StoreEnv, Txn
 from shard.index.postings import encode_bitmap, term_keys
 from shard.query.typos import ONE_TYPO_LIMIT, TWO_TYPOS_LIMIT, typo_words
-from shard.query.vocabulary import PREFIX_LIMIT, best_split, prefix_words, word_exists
+from shard.query.vocabulary import PREFIX_LIMIT, prefix_words, word_exists
 
 LIMITS = {1: ONE_TYPO_LIMIT, 2: TWO_TYPOS_LIMIT}
 # Non-ASCII letters of 2 and 3 UTF-8 bytes, and the code points either side of the surrogates the
@@ -286,39 +286,6 @@ def test_typo_words_match_brute_force(
                 word for word in words if word.startswith(start)
             )
         assert word_exists(txn, shared_env.words, 2 * index_id, query) == (query in words)
-
-
-def test_best_split_maximises_the_rarer_half(tmp_path: Path) -> None:
-    env = StoreEnv(tmp_path)
-    store(
-        env,
-        1,
-        {
-            # In 6 documents over two fields: only their union beats newspa + per.
-            "news": {0: {1, 2}, 1: {3, 4, 5, 6}},
-            "paper": {0: set(range(1, 6))},
-            "newspa": {0: {1, 2, 3}},
-            "per": {0: set(range(100))},
-            "new": {0: set(range(1, 50))},
-            "spaper": {0: {9}},
-            "newsp": {0: {1}},
-            "aper": {0: set(range(100))},
-            "ab": {0: {1}},
-            "ba": {0: {1}},
-            "a": {0: {1}},
-        },
-    )
-    store(env, 2, {"sun": {0: {1}}, "flower": {0: {1}}})
-    with env.lmdb.begin() as txn:
-        assert best_split(txn, env.words, 1, "newspaper") == ("news", "paper")
-        assert best_split(txn, env.words, 1, "abba") == ("ab", "ba")
-        assert best_split(txn, env.words, 1, "aba") == ("a", "ba")  # a tie keeps the earliest split
-        assert best_split(txn, env.words, 1, "abx") is None
-        assert best_split(txn, env.words, 1, "baab") == ("ba", "ab")
-        assert best_split(txn, env.words, 1, "sunflower") is None
-        assert best_split(txn, env.words, 2, "sunflower") == ("sun", "flower")
-        assert best_split(txn, env.words, 2, "s") is None
-    env.close()
 
 
 def test_words_longer_than_any_stored_word_have_no_typo_variants(env: StoreEnv) -> None:

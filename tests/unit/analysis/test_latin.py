@@ -54,8 +54,17 @@ def test_ellipsis_and_line_breaks_are_soft(analyzer: Analyzer) -> None:
 
 def test_french_diacritics_and_apostrophe(analyzer: Analyzer) -> None:
     assert analyzer.index_text("Élève à l'école")[0] == ["eleve", "a", "l", "ecole"]
-    # ß stays a letter of its own, as on the reference engine (Straße is not strasse).
-    assert analyzer.normalize("CAFÉ naïve Straße STRAẞE Ærø") == ["cafe", "naive", "straße", "straße", "aero"]
+    # ß stays a letter of its own, as on the reference engine (Straße is not strasse), and so do ø, ł,
+    # þ and ħ, which have no decomposition; æ, œ, đ, ð and the dotless i are spelled out as it spells them.
+    assert analyzer.normalize("CAFÉ naïve Straße STRAẞE Ærø") == ["cafe", "naive", "straße", "straße", "aerø"]
+    assert analyzer.normalize("Łódź Þór Ħamrun Œuvre Đakovo Ðorð Diyarbak\u0131r") == [
+        "łodz", "þor", "ħamrun", "oeuvre", "dakovo", "dord", "diyarbakir"
+    ]  # fmt: skip
+
+
+def test_marks_latin_shares_with_thai_stay_in_their_word(analyzer: Analyzer) -> None:
+    # U+0331 (macron below) and U+0303 (tilde) are also Thai marks: they must not start a space-less run.
+    assert analyzer.index_text("H\u0331allamish Kha\u0304\u0303dba\u0304ri")[0] == ["hallamish", "khadbari"]
 
 
 def test_german_compound_and_camel_case_stay_whole(analyzer: Analyzer) -> None:

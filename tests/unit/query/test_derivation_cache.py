@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from shard.index.read_cache import PREFIX_WORDS, STEM_WORDS, TYPO_WORDS, WORD_SPLITS
+from shard.index.read_cache import PHRASE_DOCS, PREFIX_WORDS, STEM_WORDS, TYPO_WORDS, WORD_SPLITS
 from shard.store import ShardStore
 from tests.support.shard_batches import add_values, apply
 
@@ -70,6 +70,12 @@ def test_split_lookups_are_cached_and_follow_batches(store: ShardStore) -> None:
     assert cached_lookups(store, WORD_SPLITS) == {"newspaper"}  # no split: kept as such too
     add(store, "daily news paper", first=10)
     assert titles(store, "newspaper") == ["daily news paper"]
+    # The split's documents are kept too (checked in records), and dropped by the next batch.
+    assert cached_lookups(store, PHRASE_DOCS) == {(("news", "paper"), None, 1000)}
+    assert titles(store, "newspaper") == ["daily news paper"]
+    add(store, "news paper of record", first=20)
+    assert cached_lookups(store, PHRASE_DOCS) == set()
+    assert titles(store, "newspaper") == ["daily news paper", "news paper of record"]
 
 
 def test_prefix_lookups_are_cached_and_follow_batches(store: ShardStore) -> None:
