@@ -153,7 +153,8 @@ class DocumentCosts:
                     return 0
                 if b.start > a.end:
                     distance = b.start - a.end
-                elif forward_only:
+                elif forward_only or b.end >= a.start:
+                    # One word matching both terms (``as`` for ``as a``) is no pair on the reference.
                     continue
                 else:
                     distance = a.start - b.end + 1
