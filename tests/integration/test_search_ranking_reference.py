@@ -40,3 +40,39 @@ def test_proximity_one_word_matching_both_terms_is_no_pair(cluster: RunningClust
     # `as` is the word `as` and a word starting with the prefix `a`: it is no pair with itself.
     make_index(cluster, "prox-same-word", t("zeta as", "as one also"))
     assert scored(cluster, "prox-same-word", "as a", "proximity") == [(2, 0.75), (1, 0.25)]
+
+
+# --- exactness ----------------------------------------------------------------------------------------
+
+
+def test_exactness_skips_a_last_word_not_in_the_vocabulary(cluster: RunningCluster) -> None:
+    # `bet` (typed on the way to `beta`) is no indexed word: only `alpha` is checked, at position 0.
+    make_index(cluster, "exact-typed", t("alpha x beta", "x alpha beta"))
+    assert dict(scored(cluster, "exact-typed", "alpha bet", "exactness")) == {
+        1: "matchesStart",
+        2: "noExactMatch",
+    }
+
+
+def test_exactness_skips_a_word_matched_with_a_typo(cluster: RunningCluster) -> None:
+    # In the 1-typo bucket `tonya` matched as `tonys`: `iota` alone is what `t` must equal.
+    make_index(cluster, "exact-typo", [{"id": 1, "t": "iota", "u": "tonys"}, {"id": 2, "t": "tonya"}])
+    for q in ("iota tonya", "iota tonya "):
+        assert scored(cluster, "exact-typo", q, "exactness") == [(1, "exactMatch")]
+
+
+def test_exactness_a_skipped_word_before_a_checked_one_leaves_no_start(cluster: RunningCluster) -> None:
+    # `gammx` matches `gamma` with a typo, so it drops out; `beta` after it makes a hole: no start.
+    make_index(cluster, "exact-hole", t("alpha gamma beta", "alpha gamma"))
+    assert dict(scored(cluster, "exact-hole", "alpha gammx beta ", "exactness")) == {
+        1: "noExactMatch",
+        2: "matchesStart",
+    }
+
+
+def test_exactness_positions_in_any_attribute_words_in_one(cluster: RunningCluster) -> None:
+    # Each word must stand at its query position in some attribute (`the` 0 in `t`, `b` 1 in `u`)
+    # and one attribute must hold them all (`v`, of two words: equal). Without `v`, nothing starts.
+    docs = [{"id": 1, "t": "the x", "u": "plan b c", "v": "b the"}, {"id": 2, "t": "the x", "u": "plan b c"}]
+    make_index(cluster, "exact-spread", docs)
+    assert dict(scored(cluster, "exact-spread", "the b", "exactness")) == {1: "exactMatch", 2: "noExactMatch"}

@@ -7,7 +7,7 @@ Each returns a cost (0 = best) and the largest possible cost for the kept terms,
 from __future__ import annotations
 
 import itertools
-from bisect import bisect_left
+from bisect import bisect_left, bisect_right
 
 from pyroaring import BitMap
 
@@ -62,8 +62,7 @@ class DocumentCosts:
         """The documents in ``_occurrences``: their records were read and matched."""
         self._per_term: dict[tuple[int, Kept, int | None], dict[int, list[Occurrence]]] = {}
         self._spans: dict[Kept, list[range | None]] = {}
-        self._kept_words: dict[Kept, tuple[str, ...]] = {}
-        """The kept terms' words in query order, compared with records' word tuples."""
+        self._indexed_terms: dict[int, bool] = {}
         self._holdings: dict[int, set[str]] = {}
         self._prepared = BitMap()
 
@@ -143,24 +142,40 @@ class DocumentCosts:
 
     def _pair_cost(self, left: list[Occurrence], right: list[Occurrence], forward_only: bool) -> int:
         """The nearest pair's cost; next to a phrase only the query's order counts (the reference
-        gives a phrase's reversed neighbour the largest cost)."""
-        best = MAX_PAIR_COST
+        gives a phrase's reversed neighbour the largest cost). One word matching both terms (``as``
+        for ``as a``) is no pair, as on the reference, unless it is one match of both (an n-gram)."""
+        if not left or not right:
+            return MAX_PAIR_COST
+        shared = {id(occurrence) for occurrence in left}
+        if any(id(occurrence) in shared for occurrence in right):
+            return 0
+        if self.by_attribute:
+            same = {a.field_id for a in left}.intersection(b.field_id for b in right)
+            return 0 if same else MAX_PAIR_COST
+        if any(a.start != a.end for a in left) or any(b.start != b.end for b in right):
+            return _spans_pair_cost(left, right, forward_only)
+        # Single words (nearly always): the nearest left word on each side of each right word, found
+        # by bisection, instead of every pair (a prefix and a common word meet hundreds of times).
+        lefts: dict[int, list[int]] = {}
         for a in left:
-            for b in right:
-                if a.field_id != b.field_id:
-                    continue
-                if a is b or self.by_attribute:
-                    return 0
-                if b.start > a.end:
-                    distance = b.start - a.end
-                elif forward_only or b.end >= a.start:
-                    # One word matching both terms (``as`` for ``as a``) is no pair on the reference.
-                    continue
-                else:
-                    distance = a.start - b.end + 1
-                best = min(best, max(distance, 1) - 1)
-                if best == 0:
-                    return 0
+            lefts.setdefault(a.field_id, []).append(a.start)
+        for spots in lefts.values():
+            spots.sort()
+        best = MAX_PAIR_COST
+        for b in right:
+            found = lefts.get(b.field_id)
+            if found is None:
+                continue
+            spots, position = found, b.start
+            before = bisect_left(spots, position)
+            if before:
+                best = min(best, position - spots[before - 1] - 1)
+            if not forward_only:
+                after = bisect_right(spots, position, before)
+                if after < len(spots):
+                    best = min(best, spots[after] - position)
+            if best == 0:
+                return 0
         return best
 
     # attribute rank and word position
@@ -196,37 +211,79 @@ class DocumentCosts:
         them, 2 = neither, then ranked by how many kept terms matched their own word.
 
         As on the reference: only the words bucket's kept terms count (``Vezzano`` equals the query
-        ``vezzano ligure`` once ``ligure`` is dropped), and they must stand at consecutive positions
-        (a hard separator between them, as in ``I, Tonya``, is no exact match)."""
-        wanted = self._kept_words.get(kept)
-        if wanted is None:
-            terms = self.query.terms
-            wanted = tuple(word for term in kept for word in terms[term].words if word is not None)
-            self._kept_words[kept] = wanted
-        allowed = self.ctx.allowed_fields
-        if wanted:
-            starts = False
-            first, size = wanted[0], len(wanted)
-            for entry in self.ctx.record(doc_id).fields:
-                words = entry.words
-                # Both classes need the field's first word; most fields fail here, before any slice.
-                if not words or words[0] != first or (allowed is not None and entry.field_id not in allowed):
-                    continue
-                positions = entry.positions
-                if words[:size] != wanted or positions[size - 1] - positions[0] != size - 1:
-                    continue
-                if len(words) == size:
-                    return EXACT_MATCH, len(kept)
-                if positions[0] == 0:
-                    starts = True
-            if starts:
-                return MATCHES_START, len(kept)
+        ``vezzano ligure`` once ``ligure`` is dropped), and of those only the leading ones whose own
+        word can match here (``_placed``). Each of their words must stand at its query position in
+        some attribute (a hard separator between them, as in ``I, Tonya``, is no start) and one
+        attribute must hold them all; it is equal when it has as many words as they are."""
+        placed = self._placed(doc_id, kept, typos)
+        if placed:
+            kind = self._attribute_match(doc_id, placed)
+            if kind is not None:
+                return kind, len(kept)
         exact = sum(
             1
             for found in self.per_term(doc_id, kept, typos).values()
             if any(occurrence.match.exact for occurrence in found)
         )
         return 2, exact
+
+    def _placed(self, doc_id: int, kept: Kept, typos: int | None) -> list[tuple[str, int]]:
+        """The words the start check looks for, each with its query position: those of the leading
+        kept terms whose own word is in the vocabulary and, below the typo rule, matched this document
+        without typo (``bet``, typed on the way to ``beta``, and ``tonya`` matched as ``tony`` drop
+        out). A term dropping out before one that does not leaves nothing to check, as on the reference."""
+        found = None if typos is None else self.per_term(doc_id, kept, typos)
+        usable = [self._usable(term, found) for term in kept]
+        if False in usable:
+            cut = usable.index(False)
+            if any(usable[cut:]):
+                return []
+            kept = kept[:cut]
+        placed: list[tuple[str, int]] = []
+        for term in kept:
+            query_term = self.query.terms[term]
+            start = query_term.position
+            placed.extend((word, start + gap) for gap, word in enumerate(query_term.words) if word)
+        return placed
+
+    def _usable(self, term: int, found: dict[int, list[Occurrence]] | None) -> bool:
+        if self.query.terms[term].phrase:
+            return True
+        # A match costing nothing is the term's own word, a word it prefixes or a synonym: no n-gram.
+        return self._indexed(term) and (found is None or any(match.match.cost == 0 for match in found[term]))
+
+    def _indexed(self, term: int) -> bool:
+        """Whether the term's own word is in the vocabulary (a prefix's words list it first)."""
+        known = self._indexed_terms.get(term)
+        if known is None:
+            word, derivation = self.query.terms[term].word, self.derivations[term]
+            if derivation.prefix is not None:
+                known = derivation.prefix_words[:1] == (word,)
+            else:
+                known = bool(self.ctx.word_docs(word, None))
+            self._indexed_terms[term] = known
+        return known
+
+    def _attribute_match(self, doc_id: int, placed: list[tuple[str, int]]) -> int | None:
+        """EXACT_MATCH, MATCHES_START or None for the ``placed`` words in this document."""
+        allowed = self.ctx.allowed_fields
+        record = self.ctx.record(doc_id)
+        places = record.places(word for word, _ in placed)
+        holders: set[int] | None = None
+        for word, position in placed:
+            spots = [spot for spot in places[word] if allowed is None or spot[0] in allowed]
+            if all(at != position for _, at in spots):
+                return None
+            fields = {field_id for field_id, _ in spots}
+            holders = fields if holders is None else holders & fields
+            if not holders:
+                return None
+        if holders is None:
+            return None
+        size = len(placed)
+        if any(entry.field_id in holders and len(entry.words) == size for entry in record.fields):
+            return EXACT_MATCH
+        return MATCHES_START
 
 
 def _fitting(
@@ -246,6 +303,25 @@ def _fitting(
         for occurrence, span in inside
         if occurrence.match.cost + total - sum(least[term] for term in span) <= typos
     ]
+
+
+def _spans_pair_cost(left: list[Occurrence], right: list[Occurrence], forward_only: bool) -> int:
+    """``_pair_cost`` when a match spans several words (a phrase, a split word): every pair."""
+    best = MAX_PAIR_COST
+    for a in left:
+        for b in right:
+            if a.field_id != b.field_id:
+                continue
+            if b.start > a.end:
+                distance = b.start - a.end
+            elif forward_only or b.end >= a.start:
+                continue
+            else:
+                distance = a.start - b.end + 1
+            best = min(best, distance - 1)
+            if best == 0:
+                return 0
+    return best
 
 
 def _pairs(kept: Kept) -> list[tuple[int, int]]:
