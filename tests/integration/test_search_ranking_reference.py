@@ -7,6 +7,8 @@ the expected order is the reference engine's answer on the same documents.
 
 from __future__ import annotations
 
+import itertools
+import string
 from typing import Any
 
 from tests.integration.search_support import make_index, search
@@ -40,6 +42,18 @@ def test_proximity_one_word_matching_both_terms_is_no_pair(cluster: RunningClust
     # `as` is the word `as` and a word starting with the prefix `a`: it is no pair with itself.
     make_index(cluster, "prox-same-word", t("zeta as", "as one also"))
     assert scored(cluster, "prox-same-word", "as a", "proximity") == [(2, 0.75), (1, 0.25)]
+
+
+def test_proximity_through_a_common_prefix_counts_only_query_order(cluster: RunningCluster) -> None:
+    # The reference keeps pair tables for prefixes of at most 4 letters starting 100 words or more:
+    # through such a prefix, a reversed pair counts only with the prefix's own word (`q alpha`).
+    filler = ["q" + "".join(letters) for letters in itertools.product(string.ascii_lowercase, repeat=2)]
+    docs = t("qzz alpha", "alpha x y qzy", "q alpha")
+    for uid, words in (("prox-prefix-common", 200), ("prox-prefix-rare", 40)):
+        make_index(cluster, uid, docs + [{"id": 100 + n, "t": word} for n, word in enumerate(filler[:words])])
+    assert scored(cluster, "prox-prefix-common", "alpha q", "proximity") == [(3, 0.75), (2, 0.5), (1, 0.25)]
+    # 40 words: `qzz` before `alpha` is a reversed pair like any other.
+    assert scored(cluster, "prox-prefix-rare", "alpha q", "proximity") == [(3, 0.75), (1, 0.75), (2, 0.5)]
 
 
 # --- exactness ----------------------------------------------------------------------------------------

@@ -21,6 +21,8 @@ MAX_PAIR_COST = 3
 """Words 4 or more positions apart, or in different attributes, are as far as it gets."""
 _POSITION_BUCKETS = (0, 1, 2, 5, 8, 12, 17, 25, 65, 257, 1025)
 MAX_POSITION_COST = len(_POSITION_BUCKETS) - 1
+_PREFIX_TABLE_LENGTH, _PREFIX_TABLE_WORDS = 4, 100
+"""The prefixes the reference engine keeps word-pair tables for (see ``_common_prefix``)."""
 
 EXACT_MATCH, MATCHES_START = 0, 1
 
@@ -63,6 +65,7 @@ class DocumentCosts:
         self._per_term: dict[tuple[int, Kept, int | None], dict[int, list[Occurrence]]] = {}
         self._spans: dict[Kept, list[range | None]] = {}
         self._indexed_terms: dict[int, bool] = {}
+        self._common_prefixes: dict[int, bool] = {}
         self._holdings: dict[int, set[str]] = {}
         self._prepared = BitMap()
 
@@ -135,15 +138,39 @@ class DocumentCosts:
             return 0
         terms = self.per_term(doc_id, kept, typos)
         phrases = self.query.terms
-        return sum(
-            self._pair_cost(terms[left], terms[right], phrases[left].phrase or phrases[right].phrase)
-            for left, right in pairs
-        )
+        cost = 0
+        for left, right in pairs:
+            if phrases[left].phrase or phrases[right].phrase:
+                backward: bool | None = False
+            else:
+                backward = None if self._common_prefix(right) else True
+            cost += self._pair_cost(terms[left], terms[right], backward)
+        return cost
 
-    def _pair_cost(self, left: list[Occurrence], right: list[Occurrence], forward_only: bool) -> int:
-        """The nearest pair's cost; next to a phrase only the query's order counts (the reference
-        gives a phrase's reversed neighbour the largest cost). One word matching both terms (``as``
-        for ``as a``) is no pair, as on the reference, unless it is one match of both (an n-gram)."""
+    def _common_prefix(self, term: int) -> bool:
+        """Whether ``term`` is a prefix the reference keeps a pair table for: at most 4 letters,
+        starting 100 words or more. Through it a word pairs with the words the prefix stands for in
+        query order only; in reverse only with the prefix's own word (measured on the reference: 99
+        words, ``qzz alpha`` is 1 reversed for ``alpha q``; 100 words, as far as it gets). A shard
+        knows its own words only; with several, the index's count is estimated as their midpoint
+        (from this shard's count to all shards' count added up): exact for one shard."""
+        known = self._common_prefixes.get(term)
+        if known is None:
+            derivation = self.derivations[term]
+            prefix = derivation.prefix
+            known = False
+            if prefix is not None and self.query.terms[term].prefix and len(prefix) <= _PREFIX_TABLE_LENGTH:
+                listed = len(derivation.prefix_words) + (0 if derivation.prefix_complete else 1)
+                known = listed * (self.ctx.shards + 1) >= 2 * _PREFIX_TABLE_WORDS
+            self._common_prefixes[term] = known
+        return known
+
+    def _pair_cost(self, left: list[Occurrence], right: list[Occurrence], backward: bool | None) -> int:
+        """The nearest pair's cost. ``backward``: whether a right word before a left one counts (True),
+        never (False: next to a phrase, where the reference gives a reversed neighbour the largest
+        cost) or only when it is the right term's own word (None: see ``_common_prefix``). One word
+        matching both terms (``as`` for ``as a``) is no pair, as on the reference, unless it is one
+        match of both (an n-gram)."""
         if not left or not right:
             return MAX_PAIR_COST
         shared = {id(occurrence) for occurrence in left}
@@ -153,7 +180,7 @@ class DocumentCosts:
             same = {a.field_id for a in left}.intersection(b.field_id for b in right)
             return 0 if same else MAX_PAIR_COST
         if any(a.start != a.end for a in left) or any(b.start != b.end for b in right):
-            return _spans_pair_cost(left, right, forward_only)
+            return _spans_pair_cost(left, right, backward)
         # Single words (nearly always): the nearest left word on each side of each right word, found
         # by bisection, instead of every pair (a prefix and a common word meet hundreds of times).
         lefts: dict[int, list[int]] = {}
@@ -170,7 +197,7 @@ class DocumentCosts:
             before = bisect_left(spots, position)
             if before:
                 best = min(best, position - spots[before - 1] - 1)
-            if not forward_only:
+            if backward or (backward is None and b.match.exact):
                 after = bisect_right(spots, position, before)
                 if after < len(spots):
                     best = min(best, spots[after] - position)
@@ -305,7 +332,7 @@ def _fitting(
     ]
 
 
-def _spans_pair_cost(left: list[Occurrence], right: list[Occurrence], forward_only: bool) -> int:
+def _spans_pair_cost(left: list[Occurrence], right: list[Occurrence], backward: bool | None) -> int:
     """``_pair_cost`` when a match spans several words (a phrase, a split word): every pair."""
     best = MAX_PAIR_COST
     for a in left:
@@ -314,7 +341,7 @@ def _spans_pair_cost(left: list[Occurrence], right: list[Occurrence], forward_on
                 continue
             if b.start > a.end:
                 distance = b.start - a.end
-            elif forward_only or b.end >= a.start:
+            elif b.end >= a.start or not (backward or (backward is None and b.match.exact)):
                 continue
             else:
                 distance = a.start - b.end + 1
