@@ -90,3 +90,19 @@ def test_exactness_positions_in_any_attribute_words_in_one(cluster: RunningClust
     docs = [{"id": 1, "t": "the x", "u": "plan b c", "v": "b the"}, {"id": 2, "t": "the x", "u": "plan b c"}]
     make_index(cluster, "exact-spread", docs)
     assert dict(scored(cluster, "exact-spread", "the b", "exactness")) == {1: "exactMatch", 2: "noExactMatch"}
+
+
+# --- wordPosition -------------------------------------------------------------------------------------
+
+
+def test_word_position_of_a_phrase_is_where_its_first_word_first_appears(cluster: RunningCluster) -> None:
+    # A phrase (quoted, or a split word: `newspaper` as `news paper`) counts where its first word
+    # first appears, in any attribute: at 0 in the first and third documents, at 5 in the second.
+    docs = [
+        {"id": 1, "t": "news x y z w v news paper"},
+        {"id": 2, "t": "x y z w v news paper"},
+        {"id": 3, "t": "news", "u": "x y z w v news paper"},
+    ]
+    make_index(cluster, "position-phrase", docs)
+    for q in ('"news paper"', "newspaper "):
+        assert scored(cluster, "position-phrase", q, "wordPosition") == [(1, 1.0), (3, 1.0), (2, 8 / 11)]

@@ -226,10 +226,28 @@ class DocumentCosts:
         for term, found in self.per_term(doc_id, kept, typos).items():
             if found:
                 wanted = terms[term].position
-                cost += min(word_position_cost(occurrence.start, wanted) for occurrence in found)
+                cost += min(word_position_cost(self._placed_at(doc_id, match), wanted) for match in found)
             else:
                 cost += MAX_POSITION_COST
         return cost
+
+    def _placed_at(self, doc_id: int, occurrence: Occurrence) -> int:
+        """Where the word-position rule places a match. A phrase (quoted, or a split word) stands
+        where its first word first appears in the document, wherever that is: so does the reference
+        (`"news paper"` in `news x y z w v news paper` counts at 0)."""
+        if occurrence.start == occurrence.end:
+            return occurrence.start
+        record = self.ctx.record(doc_id)
+        entry = next(entry for entry in record.fields if entry.field_id == occurrence.field_id)
+        if occurrence.start not in entry.positions:
+            return occurrence.start  # the phrase opens with a stop word, which records do not keep
+        first = entry.words[entry.positions.index(occurrence.start)]
+        allowed = self.ctx.allowed_fields
+        return min(
+            position
+            for field_id, position in record.places((first,))[first]
+            if allowed is None or field_id in allowed
+        )
 
     # exactness
 
