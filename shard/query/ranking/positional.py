@@ -226,17 +226,20 @@ class DocumentCosts:
         for term, found in self.per_term(doc_id, kept, typos).items():
             if found:
                 wanted = terms[term].position
-                cost += min(word_position_cost(self._placed_at(doc_id, match), wanted) for match in found)
+                cost += min(
+                    word_position_cost(
+                        match.start if match.start == match.end else self._phrase_at(doc_id, match), wanted
+                    )
+                    for match in found
+                )
             else:
                 cost += MAX_POSITION_COST
         return cost
 
-    def _placed_at(self, doc_id: int, occurrence: Occurrence) -> int:
-        """Where the word-position rule places a match. A phrase (quoted, or a split word) stands
-        where its first word first appears in the document, wherever that is: so does the reference
+    def _phrase_at(self, doc_id: int, occurrence: Occurrence) -> int:
+        """Where the word-position rule places a phrase match (quoted, or a split word): where its
+        first word first appears in the document, wherever that is, as the reference does
         (`"news paper"` in `news x y z w v news paper` counts at 0)."""
-        if occurrence.start == occurrence.end:
-            return occurrence.start
         record = self.ctx.record(doc_id)
         entry = next(entry for entry in record.fields if entry.field_id == occurrence.field_id)
         if occurrence.start not in entry.positions:
@@ -337,17 +340,21 @@ def _fitting(
     """The occurrences some match of the whole kept set within ``typos`` can use: an occurrence's own
     cost plus the least the other kept terms cost in this document (a term an n-gram covers counts
     0, a lower bound) must fit. The document's bucket is its cheapest match, so they all fit exactly."""
+    if typos == 0:
+        # Every kept term has a match costing nothing here (the bucket is the cheapest match).
+        return [entry for entry in inside if not entry[0].match.cost]
     least = dict.fromkeys(kept, typos + 1)
     for occurrence, span in inside:
         cost = occurrence.match.cost if len(span) == 1 else 0
         for term in span:
             least[term] = min(least[term], cost)
     total = sum(least.values())
-    return [
-        (occurrence, span)
-        for occurrence, span in inside
-        if occurrence.match.cost + total - sum(least[term] for term in span) <= typos
-    ]
+    # What an occurrence may cost, per span (a derivation's terms: a few distinct ones per query).
+    allowed: dict[int, int] = {}
+    for _, span in inside:
+        if id(span) not in allowed:
+            allowed[id(span)] = typos - total + sum(least[term] for term in span)
+    return [entry for entry in inside if entry[0].match.cost <= allowed[id(entry[1])]]
 
 
 def _spans_pair_cost(left: list[Occurrence], right: list[Occurrence], backward: bool | None) -> int:
