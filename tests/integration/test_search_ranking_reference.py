@@ -11,6 +11,8 @@ import itertools
 import string
 from typing import Any
 
+import pytest
+
 from tests.integration.search_support import make_index, search
 from tests.support.cluster import RunningCluster
 
@@ -58,14 +60,23 @@ def test_proximity_through_a_common_prefix_counts_only_query_order(cluster: Runn
 
 # --- exactness ----------------------------------------------------------------------------------------
 
+START, NONE = "matchesStart", "noExactMatch"
 
-def test_exactness_skips_a_last_word_not_in_the_vocabulary(cluster: RunningCluster) -> None:
-    # `bet` (typed on the way to `beta`) is no indexed word: only `alpha` is checked, at position 0.
-    make_index(cluster, "exact-typed", t("alpha x beta", "x alpha beta"))
-    assert dict(scored(cluster, "exact-typed", "alpha bet", "exactness")) == {
-        1: "matchesStart",
-        2: "noExactMatch",
-    }
+
+@pytest.mark.parametrize(
+    ("uid", "texts", "q", "expected"),
+    [
+        # `bet` (typed on the way to `beta`) is no indexed word: only `alpha` is checked, at position 0.
+        ("exact-typed", ("alpha x beta", "x alpha beta"), "alpha bet", {1: START, 2: NONE}),
+        # `gammx` matches `gamma` with a typo, so it drops out; `beta` after it is a hole: no start.
+        ("exact-hole", ("alpha gamma beta", "alpha gamma"), "alpha gammx beta ", {1: NONE, 2: START}),
+    ],
+)
+def test_exactness_checks_the_leading_words_that_match_exactly(
+    cluster: RunningCluster, uid: str, texts: tuple[str, ...], q: str, expected: dict[int, str]
+) -> None:
+    make_index(cluster, uid, t(*texts))
+    assert dict(scored(cluster, uid, q, "exactness")) == expected
 
 
 def test_exactness_skips_a_word_matched_with_a_typo(cluster: RunningCluster) -> None:
@@ -73,15 +84,6 @@ def test_exactness_skips_a_word_matched_with_a_typo(cluster: RunningCluster) -> 
     make_index(cluster, "exact-typo", [{"id": 1, "t": "iota", "u": "tonys"}, {"id": 2, "t": "tonya"}])
     for q in ("iota tonya", "iota tonya "):
         assert scored(cluster, "exact-typo", q, "exactness") == [(1, "exactMatch")]
-
-
-def test_exactness_a_skipped_word_before_a_checked_one_leaves_no_start(cluster: RunningCluster) -> None:
-    # `gammx` matches `gamma` with a typo, so it drops out; `beta` after it makes a hole: no start.
-    make_index(cluster, "exact-hole", t("alpha gamma beta", "alpha gamma"))
-    assert dict(scored(cluster, "exact-hole", "alpha gammx beta ", "exactness")) == {
-        1: "noExactMatch",
-        2: "matchesStart",
-    }
 
 
 def test_exactness_positions_in_any_attribute_words_in_one(cluster: RunningCluster) -> None:
