@@ -16,6 +16,7 @@ from shard.query.derivations import Derivations
 from shard.query.occurrences import DocMatcher, Occurrence
 from shard.query.parse import ParsedQuery
 from shard.query.ranking.coverage import Kept
+from shard.query.vocabulary import prefix_words
 
 MAX_PAIR_COST = 3
 """Words 4 or more positions apart, or in different attributes, are as far as it gets."""
@@ -301,14 +302,13 @@ class DocumentCosts:
         return self._indexed(term) and (found is None or any(match.match.cost == 0 for match in found[term]))
 
     def _indexed(self, term: int) -> bool:
-        """Whether the term's own word is in the vocabulary (a prefix's words list it first)."""
+        """Whether the term's own word is in the vocabulary: one cursor seek, no postings read. This
+        shard's: a word only another shard holds counts as absent, so a rare word can make a start
+        here that one shard would not (common words, and words no document has, agree)."""
         known = self._indexed_terms.get(term)
         if known is None:
-            word, derivation = self.query.terms[term].word, self.derivations[term]
-            if derivation.prefix is not None:
-                known = derivation.prefix_words[:1] == (word,)
-            else:
-                known = bool(self.ctx.word_docs(word, None))
+            word, ctx = self.query.terms[term].word, self.ctx
+            known = prefix_words(ctx.txn, ctx.env.words, ctx.index_id, word, 1) == [word]
             self._indexed_terms[term] = known
         return known
 
