@@ -16,8 +16,9 @@ from tests.support.cluster import RunningCluster
 
 # Measured at f866e81: last 0.1244, all 0.0354, frequency 0.2039 (python -m bench.run relevance).
 # Positions and exactness as the reference engine gives them (branch diff): last 0.1247, all 0.0354,
-# frequency 0.2029.
-FLOORS = {"last": 0.124, "all": 0.035, "frequency": 0.202}
+# frequency 0.2029. Proximity scoped to the typo bucket and exactness as the reference checks it
+# (branch order, for the differential's first pages): last 0.1238, all 0.0347, frequency 0.2022.
+FLOORS = {"last": 0.1235, "all": 0.0345, "frequency": 0.202}
 
 
 def test_cranfield_ndcg_at_10_does_not_regress(cluster: RunningCluster) -> None:

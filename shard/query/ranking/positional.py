@@ -7,7 +7,7 @@ Each returns a cost (0 = best) and the largest possible cost for the kept terms,
 from __future__ import annotations
 
 import itertools
-from bisect import bisect_left
+from bisect import bisect_left, bisect_right
 
 from pyroaring import BitMap
 
@@ -16,11 +16,14 @@ from shard.query.derivations import Derivations
 from shard.query.occurrences import DocMatcher, Occurrence
 from shard.query.parse import ParsedQuery
 from shard.query.ranking.coverage import Kept
+from shard.query.vocabulary import prefix_words
 
 MAX_PAIR_COST = 3
 """Words 4 or more positions apart, or in different attributes, are as far as it gets."""
 _POSITION_BUCKETS = (0, 1, 2, 5, 8, 12, 17, 25, 65, 257, 1025)
 MAX_POSITION_COST = len(_POSITION_BUCKETS) - 1
+_PREFIX_TABLE_LENGTH, _PREFIX_TABLE_WORDS = 4, 100
+"""The prefixes the reference engine keeps word-pair tables for (see ``_common_prefix``)."""
 
 EXACT_MATCH, MATCHES_START = 0, 1
 
@@ -62,8 +65,8 @@ class DocumentCosts:
         """The documents in ``_occurrences``: their records were read and matched."""
         self._per_term: dict[tuple[int, Kept, int | None], dict[int, list[Occurrence]]] = {}
         self._spans: dict[Kept, list[range | None]] = {}
-        self._kept_words: dict[Kept, tuple[str, ...]] = {}
-        """The kept terms' words in query order, compared with records' word tuples."""
+        self._indexed_terms: dict[int, bool] = {}
+        self._common_prefixes: dict[int, bool] = {}
         self._holdings: dict[int, set[str]] = {}
         self._prepared = BitMap()
 
@@ -136,30 +139,71 @@ class DocumentCosts:
             return 0
         terms = self.per_term(doc_id, kept, typos)
         phrases = self.query.terms
-        return sum(
-            self._pair_cost(terms[left], terms[right], phrases[left].phrase or phrases[right].phrase)
-            for left, right in pairs
-        )
+        cost = 0
+        for left, right in pairs:
+            if phrases[left].phrase or phrases[right].phrase:
+                backward: bool | None = False
+            else:
+                backward = None if self._common_prefix(right) else True
+            cost += self._pair_cost(terms[left], terms[right], backward)
+        return cost
 
-    def _pair_cost(self, left: list[Occurrence], right: list[Occurrence], forward_only: bool) -> int:
-        """The nearest pair's cost; next to a phrase only the query's order counts (the reference
-        gives a phrase's reversed neighbour the largest cost)."""
-        best = MAX_PAIR_COST
+    def _common_prefix(self, term: int) -> bool:
+        """Whether ``term`` is a prefix the reference keeps a pair table for: at most 4 letters,
+        starting 100 words or more. Through it a word pairs with the words the prefix stands for in
+        query order only; in reverse only with the prefix's own word (measured on the reference: 99
+        words, ``qzz alpha`` is 1 reversed for ``alpha q``; 100 words, as far as it gets). A shard
+        knows its own words only; with several, the index's count is estimated as their midpoint
+        (from this shard's count to all shards' count added up): exact for one shard."""
+        known = self._common_prefixes.get(term)
+        if known is None:
+            derivation = self.derivations[term]
+            prefix = derivation.prefix
+            known = False
+            if prefix is not None and self.query.terms[term].prefix and len(prefix) <= _PREFIX_TABLE_LENGTH:
+                listed = len(derivation.prefix_words) + (0 if derivation.prefix_complete else 1)
+                known = listed * (self.ctx.shards + 1) >= 2 * _PREFIX_TABLE_WORDS
+            self._common_prefixes[term] = known
+        return known
+
+    def _pair_cost(self, left: list[Occurrence], right: list[Occurrence], backward: bool | None) -> int:
+        """The nearest pair's cost. ``backward``: whether a right word before a left one counts (True),
+        never (False: next to a phrase, where the reference gives a reversed neighbour the largest
+        cost) or only when it is the right term's own word (None: see ``_common_prefix``). One word
+        matching both terms (``as`` for ``as a``) is no pair, as on the reference, unless it is one
+        match of both (an n-gram)."""
+        if not left or not right:
+            return MAX_PAIR_COST
+        shared = {id(occurrence) for occurrence in left}
+        if any(id(occurrence) in shared for occurrence in right):
+            return 0
+        if self.by_attribute:
+            same = {a.field_id for a in left}.intersection(b.field_id for b in right)
+            return 0 if same else MAX_PAIR_COST
+        if any(a.start != a.end for a in left) or any(b.start != b.end for b in right):
+            return _spans_pair_cost(left, right, backward)
+        # Single words (nearly always): the nearest left word on each side of each right word, found
+        # by bisection, instead of every pair (a prefix and a common word meet hundreds of times).
+        lefts: dict[int, list[int]] = {}
         for a in left:
-            for b in right:
-                if a.field_id != b.field_id:
-                    continue
-                if a is b or self.by_attribute:
-                    return 0
-                if b.start > a.end:
-                    distance = b.start - a.end
-                elif forward_only:
-                    continue
-                else:
-                    distance = a.start - b.end + 1
-                best = min(best, max(distance, 1) - 1)
-                if best == 0:
-                    return 0
+            lefts.setdefault(a.field_id, []).append(a.start)
+        for spots in lefts.values():
+            spots.sort()
+        best = MAX_PAIR_COST
+        for b in right:
+            found = lefts.get(b.field_id)
+            if found is None:
+                continue
+            spots, position = found, b.start
+            before = bisect_left(spots, position)
+            if before:
+                best = min(best, position - spots[before - 1] - 1)
+            if backward or (backward is None and b.match.exact):
+                after = bisect_right(spots, position, before)
+                if after < len(spots):
+                    best = min(best, spots[after] - position)
+            if best == 0:
+                return 0
         return best
 
     # attribute rank and word position
@@ -183,10 +227,31 @@ class DocumentCosts:
         for term, found in self.per_term(doc_id, kept, typos).items():
             if found:
                 wanted = terms[term].position
-                cost += min(word_position_cost(occurrence.start, wanted) for occurrence in found)
+                cost += min(
+                    word_position_cost(
+                        match.start if match.start == match.end else self._phrase_at(doc_id, match), wanted
+                    )
+                    for match in found
+                )
             else:
                 cost += MAX_POSITION_COST
         return cost
+
+    def _phrase_at(self, doc_id: int, occurrence: Occurrence) -> int:
+        """Where the word-position rule places a phrase match (quoted, or a split word): where its
+        first word first appears in the document, wherever that is, as the reference does
+        (`"news paper"` in `news x y z w v news paper` counts at 0)."""
+        record = self.ctx.record(doc_id)
+        entry = next(entry for entry in record.fields if entry.field_id == occurrence.field_id)
+        if occurrence.start not in entry.positions:
+            return occurrence.start  # the phrase opens with a stop word, which records do not keep
+        first = entry.words[entry.positions.index(occurrence.start)]
+        allowed = self.ctx.allowed_fields
+        return min(
+            position
+            for field_id, position in record.places((first,))[first]
+            if allowed is None or field_id in allowed
+        )
 
     # exactness
 
@@ -195,37 +260,78 @@ class DocumentCosts:
         them, 2 = neither, then ranked by how many kept terms matched their own word.
 
         As on the reference: only the words bucket's kept terms count (``Vezzano`` equals the query
-        ``vezzano ligure`` once ``ligure`` is dropped), and they must stand at consecutive positions
-        (a hard separator between them, as in ``I, Tonya``, is no exact match)."""
-        wanted = self._kept_words.get(kept)
-        if wanted is None:
-            terms = self.query.terms
-            wanted = tuple(word for term in kept for word in terms[term].words if word is not None)
-            self._kept_words[kept] = wanted
-        allowed = self.ctx.allowed_fields
-        if wanted:
-            starts = False
-            first, size = wanted[0], len(wanted)
-            for entry in self.ctx.record(doc_id).fields:
-                words = entry.words
-                # Both classes need the field's first word; most fields fail here, before any slice.
-                if not words or words[0] != first or (allowed is not None and entry.field_id not in allowed):
-                    continue
-                positions = entry.positions
-                if words[:size] != wanted or positions[size - 1] - positions[0] != size - 1:
-                    continue
-                if len(words) == size:
-                    return EXACT_MATCH, len(kept)
-                if positions[0] == 0:
-                    starts = True
-            if starts:
-                return MATCHES_START, len(kept)
+        ``vezzano ligure`` once ``ligure`` is dropped), and of those only the leading ones whose own
+        word can match here (``_placed``). Each of their words must stand at its query position in
+        some attribute (a hard separator between them, as in ``I, Tonya``, is no start) and one
+        attribute must hold them all; it is equal when it has as many words as they are."""
+        placed = self._placed(doc_id, kept, typos)
+        if placed:
+            kind = self._attribute_match(doc_id, placed)
+            if kind is not None:
+                return kind, len(kept)
         exact = sum(
             1
             for found in self.per_term(doc_id, kept, typos).values()
             if any(occurrence.match.exact for occurrence in found)
         )
         return 2, exact
+
+    def _placed(self, doc_id: int, kept: Kept, typos: int | None) -> list[tuple[str, int]]:
+        """The words the start check looks for, each with its query position: those of the leading
+        kept terms whose own word is in the vocabulary and, below the typo rule, matched this document
+        without typo (``bet``, typed on the way to ``beta``, and ``tonya`` matched as ``tony`` drop
+        out). A term dropping out before one that does not leaves nothing to check, as on the reference."""
+        found = None if typos is None else self.per_term(doc_id, kept, typos)
+        usable = [self._usable(term, found) for term in kept]
+        if False in usable:
+            cut = usable.index(False)
+            if any(usable[cut:]):
+                return []
+            kept = kept[:cut]
+        placed: list[tuple[str, int]] = []
+        for term in kept:
+            query_term = self.query.terms[term]
+            start = query_term.position
+            placed.extend((word, start + gap) for gap, word in enumerate(query_term.words) if word)
+        return placed
+
+    def _usable(self, term: int, found: dict[int, list[Occurrence]] | None) -> bool:
+        if self.query.terms[term].phrase:
+            return True
+        # A match costing nothing is the term's own word, a word it prefixes or a synonym: no n-gram.
+        return self._indexed(term) and (found is None or any(match.match.cost == 0 for match in found[term]))
+
+    def _indexed(self, term: int) -> bool:
+        """Whether the term's own word is in the vocabulary: one cursor seek, no postings read. This
+        shard's: a word only another shard holds counts as absent, so a rare word can make a start
+        here that one shard would not (common words, and words no document has, agree)."""
+        known = self._indexed_terms.get(term)
+        if known is None:
+            word, ctx = self.query.terms[term].word, self.ctx
+            known = prefix_words(ctx.txn, ctx.env.words, ctx.index_id, word, 1) == [word]
+            self._indexed_terms[term] = known
+        return known
+
+    def _attribute_match(self, doc_id: int, placed: list[tuple[str, int]]) -> int | None:
+        """EXACT_MATCH, MATCHES_START or None for the ``placed`` words in this document."""
+        allowed = self.ctx.allowed_fields
+        record = self.ctx.record(doc_id)
+        places = record.places(word for word, _ in placed)
+        holders: set[int] | None = None
+        for word, position in placed:
+            spots = [spot for spot in places[word] if allowed is None or spot[0] in allowed]
+            if all(at != position for _, at in spots):
+                return None
+            fields = {field_id for field_id, _ in spots}
+            holders = fields if holders is None else holders & fields
+            if not holders:
+                return None
+        if holders is None:
+            return None
+        size = len(placed)
+        if any(entry.field_id in holders and len(entry.words) == size for entry in record.fields):
+            return EXACT_MATCH
+        return MATCHES_START
 
 
 def _fitting(
@@ -234,17 +340,40 @@ def _fitting(
     """The occurrences some match of the whole kept set within ``typos`` can use: an occurrence's own
     cost plus the least the other kept terms cost in this document (a term an n-gram covers counts
     0, a lower bound) must fit. The document's bucket is its cheapest match, so they all fit exactly."""
+    if typos == 0:
+        # Every kept term has a match costing nothing here (the bucket is the cheapest match).
+        return [entry for entry in inside if not entry[0].match.cost]
     least = dict.fromkeys(kept, typos + 1)
     for occurrence, span in inside:
         cost = occurrence.match.cost if len(span) == 1 else 0
         for term in span:
             least[term] = min(least[term], cost)
     total = sum(least.values())
-    return [
-        (occurrence, span)
-        for occurrence, span in inside
-        if occurrence.match.cost + total - sum(least[term] for term in span) <= typos
-    ]
+    # What an occurrence may cost, per span (a derivation's terms: a few distinct ones per query).
+    allowed: dict[int, int] = {}
+    for _, span in inside:
+        if id(span) not in allowed:
+            allowed[id(span)] = typos - total + sum(least[term] for term in span)
+    return [entry for entry in inside if entry[0].match.cost <= allowed[id(entry[1])]]
+
+
+def _spans_pair_cost(left: list[Occurrence], right: list[Occurrence], backward: bool | None) -> int:
+    """``_pair_cost`` when a match spans several words (a phrase, a split word): every pair."""
+    best = MAX_PAIR_COST
+    for a in left:
+        for b in right:
+            if a.field_id != b.field_id:
+                continue
+            if b.start > a.end:
+                distance = b.start - a.end
+            elif b.end >= a.start or not (backward or (backward is None and b.match.exact)):
+                continue
+            else:
+                distance = a.start - b.end + 1
+            best = min(best, distance - 1)
+            if best == 0:
+                return 0
+    return best
 
 
 def _pairs(kept: Kept) -> list[tuple[int, int]]:
