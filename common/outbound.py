@@ -48,27 +48,28 @@ def parse_ip_networks(text: str) -> tuple[IPNetwork, ...] | None:
     return tuple(networks)
 
 
-def _embedded_ipv4(address: IPAddress) -> ipaddress.IPv4Address | None:
-    """The IPv4 address an IPv6 one stands for (mapped ``::ffff:a.b.c.d``, 6to4, Teredo, NAT64)."""
+def _embedded_ipv4(address: IPAddress) -> tuple[ipaddress.IPv4Address | None, bool]:
+    """The IPv4 address an IPv6 one stands for (mapped ``::ffff:a.b.c.d``, NAT64, 6to4, Teredo), and
+    whether it stands for that address alone (mapped, NAT64) rather than routing through it."""
     if not isinstance(address, ipaddress.IPv6Address):
-        return None
+        return None, False
     if address.ipv4_mapped is not None:
-        return address.ipv4_mapped
-    if address.sixtofour is not None:
-        return address.sixtofour
-    if address.teredo is not None:
-        return address.teredo[1]
+        return address.ipv4_mapped, True
     if address in _NAT64:
-        return ipaddress.IPv4Address(int(address) & 0xFFFFFFFF)
-    return None
+        return ipaddress.IPv4Address(int(address) & 0xFFFFFFFF), True
+    if address.sixtofour is not None:
+        return address.sixtofour, False
+    if address.teredo is not None:
+        return address.teredo[1], False
+    return None, False
 
 
 def is_public(address: IPAddress) -> bool:
     """Reachable on the public internet: not loopback, private, link-local, shared, documentation,
     multicast, reserved or unspecified, nor an IPv6 form of such an IPv4 address."""
-    embedded = _embedded_ipv4(address)
-    if embedded is not None and not is_public(embedded):
-        return False
+    embedded, alone = _embedded_ipv4(address)
+    if embedded is not None and (alone or not is_public(embedded)):
+        return is_public(embedded)
     return address.is_global and not (
         address.is_multicast or address.is_reserved or address.is_unspecified or address.is_loopback
     )
@@ -92,7 +93,7 @@ class AllowedNetworks:
         if self.everything:
             return True
         candidates = [address]
-        embedded = _embedded_ipv4(address)
+        embedded, _ = _embedded_ipv4(address)
         if embedded is not None:
             candidates.append(embedded)
         if any(candidate in network for candidate in candidates for network in self.networks):
