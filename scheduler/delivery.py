@@ -26,7 +26,7 @@ from common.logging import get_logger
 from common.outbound import AllowedNetworks, OutboundClient, OutboundRefused
 from common.timefmt import now_ns
 from common.webhooks import SIGNING_SECRET
-from scheduler.outbox import Delivery, Outbox
+from scheduler.outbox import REMOVAL_DELAY_S, Delivery, Outbox
 from scheduler.store import Txn
 from scheduler.webhooks import WebhookCatalog
 
@@ -73,6 +73,7 @@ class Deliverer:
         self._wake = asyncio.Event()
         self._slots = asyncio.Semaphore(CONCURRENCY)
         self._attempts: set[asyncio.Task[None]] = set()
+        self._ended: list[Delivery] = []
 
     @classmethod
     def from_config(cls, outbox: Outbox, webhooks: WebhookCatalog, config: Config) -> Deliverer:
@@ -95,6 +96,8 @@ class Deliverer:
             self._wake.set()
 
     async def run_forever(self) -> None:
+        """Sends what the outbox holds, then what ``schedule`` hands over. Its first step, before any
+        await, loads the outbox: started before the executor, it sees no notification twice."""
         pending = self.outbox.pending()
         if pending:
             log.info("resuming webhook notifications", pending=len(pending))
@@ -117,6 +120,7 @@ class Deliverer:
         for attempt in list(self._attempts):
             attempt.cancel()
         await asyncio.gather(*self._attempts, return_exceptions=True)
+        self._remove_ended()
         await self.client.close()
 
     async def _attempt(self, delivery: Delivery) -> None:
@@ -158,6 +162,11 @@ class Deliverer:
         headers += [(k, v) for k, v in webhook["headers"].items() if k.lower() not in _RESERVED]
         return [(name.encode(), value.encode()) for name, value in headers]
 
+    def _remove_ended(self) -> None:
+        ended, self._ended = self._ended, []
+        if ended:
+            self.outbox.remove(ended)
+
     def _retry(self, delivery: Delivery, reason: str) -> None:
         delay = backoff(delivery.attempts)
         if now_ns() + delay * 1e9 > delivery.created_ns + self.retry_duration_ns:
@@ -171,9 +180,12 @@ class Deliverer:
         self.schedule([delivery], delay)
 
     def _end(self, delivery: Delivery, outcome: str, **details: Any) -> None:
-        """The one place a delivery ends: its row leaves the outbox and the outcome is logged. The
-        ``/metrics`` route (issue 25) is to count outcomes here, by ``outcome``."""
-        self.outbox.remove(delivery)
+        """The one place a delivery ends: its row leaves the outbox (soon, with others that end by
+        then) and the outcome is logged. The ``/metrics`` route (issue 25) is to count outcomes here,
+        by ``outcome``."""
+        if not self._ended:
+            asyncio.get_running_loop().call_later(REMOVAL_DELAY_S, self._remove_ended)
+        self._ended.append(delivery)
         fields = {
             "webhook": delivery.webhook,
             "batch_uid": delivery.batch_uid,
@@ -182,7 +194,8 @@ class Deliverer:
             **details,
         }
         if outcome == "delivered":
-            log.info("webhook notification delivered", **fields)
+            # One line per batch and webhook at info would be most of a busy scheduler's log.
+            (log.debug if delivery.attempts == 1 else log.info)("webhook notification delivered", **fields)
         elif outcome == "abandoned":
             log.error("webhook notification abandoned after retrying", **fields)
         else:

@@ -409,8 +409,9 @@ async def serve(config: Config) -> None:
         # With replication parameters, task uids are the replicas' business: none is deleted here.
         executor.before_batch = lambda: _cleanup_old_tasks(store, service)
     await server.start()
-    running = asyncio.create_task(executor.run_forever())
+    # Delivery first: it loads the outbox before the executor can commit (and stage) anything.
     delivering = asyncio.create_task(deliverer.run_forever())
+    running = asyncio.create_task(executor.run_forever())
     stopping = asyncio.create_task(wait_for_stop_signal())
     log.info("scheduler listening", socket=str(layout.scheduler_socket))
     await asyncio.wait({running, delivering, stopping}, return_when=asyncio.FIRST_COMPLETED)
