@@ -55,23 +55,23 @@ async def create_webhook(request: Request) -> HTTPResponse:
     return json_response(public_webhook(await _ask(request, "CreateWebhook", body)), status=201)
 
 
-@bp.get("/webhooks/<webhook_uuid:str>", ctx_action="webhooks.get")
-async def get_webhook(request: Request, webhook_uuid: str) -> HTTPResponse:
-    wanted = parse_webhook_uuid(webhook_uuid)
+@bp.get("/webhooks/<uuid:str>", ctx_action="webhooks.get")
+async def get_webhook(request: Request, uuid: str) -> HTTPResponse:
+    wanted = parse_webhook_uuid(uuid)
     for record in (await _ask(request, "ListWebhooks", {}))["results"]:
         if record["uuid"] == wanted:
             return json_response(public_webhook(record))
     raise webhook_not_found(wanted)
 
 
-@bp.patch("/webhooks/<webhook_uuid:str>", ctx_action="webhooks.update")
-async def update_webhook(request: Request, webhook_uuid: str) -> HTTPResponse:
-    wanted = parse_webhook_uuid(webhook_uuid)
+@bp.patch("/webhooks/<uuid:str>", ctx_action="webhooks.update")
+async def update_webhook(request: Request, uuid: str) -> HTTPResponse:
+    wanted = parse_webhook_uuid(uuid)
     changes = _BODY.validate(json_body(request))
     return json_response(public_webhook(await _ask(request, "UpdateWebhook", {**changes, "uuid": wanted})))
 
 
-@bp.delete("/webhooks/<webhook_uuid:str>", ctx_action="webhooks.delete")
-async def delete_webhook(request: Request, webhook_uuid: str) -> HTTPResponse:
-    await _ask(request, "DeleteWebhook", {"uuid": parse_webhook_uuid(webhook_uuid)})
+@bp.delete("/webhooks/<uuid:str>", ctx_action="webhooks.delete")
+async def delete_webhook(request: Request, uuid: str) -> HTTPResponse:
+    await _ask(request, "DeleteWebhook", {"uuid": parse_webhook_uuid(uuid)})
     return empty_response(204)
