@@ -6,6 +6,10 @@ most ``CONCURRENCY`` at once, each bounded by ``--webhook-timeout``) and go thro
 guard (``common/outbound.py``). A connection error, a timeout, a 5xx, 408 or 429 is retried with
 exponential backoff and jitter until ``--webhook-retry-duration`` after the batch finished; any other
 answer ends the delivery (2xx delivered, else rejected), as does a refusal of the guard.
+
+A failing webhook is probed by one notification at a time: its other notifications wait, parked,
+until an answer comes (then they all go) or their time is up, so a receiver that refuses connections
+at once costs one attempt per backoff step, not one per notification and step.
 """
 
 from __future__ import annotations
@@ -74,6 +78,10 @@ class Deliverer:
         self._slots = asyncio.Semaphore(CONCURRENCY)
         self._attempts: set[asyncio.Task[None]] = set()
         self._ended: list[Delivery] = []
+        self._failures: dict[str, int] = {}
+        """Webhooks whose last attempt failed and was retried: consecutive failures."""
+        self._probes: dict[str, Delivery] = {}
+        self._parked: dict[str, list[Delivery]] = {}
 
     @classmethod
     def from_config(cls, outbox: Outbox, webhooks: WebhookCatalog, config: Config) -> Deliverer:
@@ -108,6 +116,10 @@ class Deliverer:
             while self._due and self._due[0][0] <= loop.time():
                 await self._slots.acquire()
                 delivery = heapq.heappop(self._due)[2]
+                if delivery.webhook in self._failures and self._probes.get(delivery.webhook) is not delivery:
+                    self._parked.setdefault(delivery.webhook, []).append(delivery)
+                    self._slots.release()
+                    continue
                 attempt = asyncio.create_task(self._attempt(delivery))
                 self._attempts.add(attempt)
                 attempt.add_done_callback(self._attempts.discard)
@@ -129,11 +141,13 @@ class Deliverer:
             webhook = self.webhooks.get(delivery.webhook)
             body = self.outbox.body(delivery.batch_uid)
             if webhook is None or body is None:
+                self._answered(delivery)
                 self._end(delivery, "dropped", reason="the webhook was deleted")
                 return
             try:
                 status = await self.client.post(webhook["url"], body, self._headers(webhook, delivery, body))
             except OutboundRefused as error:
+                self._answered(delivery)
                 self._end(delivery, "refused", reason=str(error))
                 return
             except (httpx.HTTPError, TimeoutError, OSError) as error:
@@ -141,12 +155,11 @@ class Deliverer:
                     delivery, f"{type(error).__name__}: {error}" if str(error) else type(error).__name__
                 )
                 return
-            if 200 <= status < 300:
-                self._end(delivery, "delivered", status=status)
-            elif status >= 500 or status in _RETRIED_STATUSES:
+            if status >= 500 or status in _RETRIED_STATUSES:
                 self._retry(delivery, f"status {status}")
-            else:
-                self._end(delivery, "rejected", status=status)
+                return
+            self._answered(delivery)
+            self._end(delivery, "delivered" if 200 <= status < 300 else "rejected", status=status)
         finally:
             self._slots.release()
 
@@ -167,17 +180,40 @@ class Deliverer:
         if ended:
             self.outbox.remove(ended)
 
+    def _answered(self, delivery: Delivery) -> None:
+        """The webhook's turn ended otherwise than by a retry: its parked notifications go now."""
+        webhook = delivery.webhook
+        if self._failures.pop(webhook, None) is not None:
+            self._probes.pop(webhook, None)
+            self.schedule(self._parked.pop(webhook, []))
+
     def _retry(self, delivery: Delivery, reason: str) -> None:
-        delay = backoff(delivery.attempts)
-        if now_ns() + delay * 1e9 > delivery.created_ns + self.retry_duration_ns:
-            self._end(delivery, "abandoned", reason=reason)
+        """Retry ``delivery`` as its webhook's probe, or park it behind the probe already waiting."""
+        webhook = delivery.webhook
+        failures = self._failures.get(webhook, 0) + 1
+        self._failures[webhook] = failures
+        probe = self._probes.get(webhook)
+        if probe is not None and probe is not delivery:
+            self._parked.setdefault(webhook, []).append(delivery)
             return
+        delay = backoff(failures)
+        due_ns = now_ns() + delay * 1e9
+        waiting = [delivery, *self._parked.pop(webhook, [])]
+        for late in [d for d in waiting if due_ns > d.created_ns + self.retry_duration_ns]:
+            self._end(late, "abandoned", reason=reason)
+        waiting = [d for d in waiting if due_ns <= d.created_ns + self.retry_duration_ns]
+        if not waiting:
+            self._failures.pop(webhook)
+            self._probes.pop(webhook, None)
+            return
+        probe, self._parked[webhook] = waiting[0], waiting[1:]
+        self._probes[webhook] = probe
         log.info(
             "webhook notification failed, will retry",
-            webhook=delivery.webhook, batch_uid=delivery.batch_uid, delivery=delivery.delivery_id,
-            attempts=delivery.attempts, reason=reason, retry_in_s=round(delay, 2),
+            webhook=webhook, batch_uid=delivery.batch_uid, delivery=delivery.delivery_id,
+            attempts=delivery.attempts, reason=reason, retry_in_s=round(delay, 2), waiting=len(waiting),
         )  # fmt: skip
-        self.schedule([delivery], delay)
+        self.schedule([probe], delay)
 
     def _end(self, delivery: Delivery, outcome: str, **details: Any) -> None:
         """The one place a delivery ends: its row leaves the outbox (soon, with others that end by

@@ -8,6 +8,7 @@ import gzip
 import hashlib
 import hmac
 import itertools
+import socket
 import time
 import uuid
 from collections.abc import Iterator
@@ -209,6 +210,28 @@ def test_deleted_webhook_notifications_are_dropped(cluster: RunningCluster) -> N
         receiver.wait_for(1)
         httpx.delete(f"{cluster.url}/webhooks/{created['uuid']}").raise_for_status()
         _wait_log(cluster, "webhook notification dropped", webhook=created["uuid"])
+
+
+def test_a_refusing_receiver_is_probed_by_one_notification_at_a_time(cluster: RunningCluster) -> None:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        url = f"http://127.0.0.1:{probe.getsockname()[1]}/closed"  # nothing listens: refused at once
+    created = httpx.post(f"{cluster.url}/webhooks", json={"url": url}).json()
+    try:
+        started = time.monotonic()
+        for i in range(30):  # thirty batches, each a notification to the refusing receiver
+            _finished(cluster, _add(cluster, f"refused-{i % 3}", [{"id": i}]))
+        time.sleep(max(0.0, 4.0 - (time.monotonic() - started)))
+        retries = [
+            r
+            for r in _logs(cluster, "webhook notification failed, will retry")
+            if r["webhook"] == created["uuid"]
+        ]
+        # One probe backing off from 0.25-0.5 s: at most ~1 + log2(seconds / 0.25) tries, not 30 times that.
+        assert 2 <= len(retries) <= 12, len(retries)
+        assert retries[-1]["waiting"] >= 25
+    finally:
+        httpx.delete(f"{cluster.url}/webhooks/{created['uuid']}")
 
 
 def test_dead_receiver_does_not_slow_a_thousand_tasks(cluster: RunningCluster) -> None:

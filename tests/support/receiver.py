@@ -26,6 +26,8 @@ class Received:
     """Header names lower-cased; a repeated header keeps its last value."""
     raw: bytes
     at: float
+    status: int
+    """What the receiver answered."""
 
     @property
     def tasks(self) -> list[dict[str, Any]]:
@@ -49,7 +51,7 @@ class Receiver:
                 with receiver._lock:
                     status = receiver.statuses.pop(0) if len(receiver.statuses) > 1 else receiver.statuses[0]
                     headers = {name.lower(): value for name, value in self.headers.items()}
-                    receiver.received.append(Received(self.path, headers, raw, time.monotonic()))
+                    receiver.received.append(Received(self.path, headers, raw, time.monotonic(), status))
                 if receiver.delay:
                     time.sleep(receiver.delay)
                 self.send_response(status)
