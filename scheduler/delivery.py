@@ -53,7 +53,7 @@ _RETRIED_STATUSES = frozenset({408, 429})
 
 
 def backoff(attempts: int) -> float:
-    """Seconds before the next try after ``attempts`` failed ones: doubling from 0.5 s up to 60 s,
+    """Seconds before the next try after ``attempts`` failed ones: a ceiling doubling from 0.5 s to 60 s,
     each drawn in its upper half (jitter, so that notifications failing together do not retry together)."""
     ceiling = min(MAX_RETRY_S, FIRST_RETRY_S * 2 ** (attempts - 1))
     return random.uniform(ceiling / 2, ceiling)
