@@ -38,6 +38,7 @@ from gateway.routes import (
     tasks,
     unsupported,
     version,
+    webhooks,
 )
 from gateway.search.queue import SearchQueue
 
@@ -64,6 +65,7 @@ def create_app(config: Config, name: str = "sift") -> Sanic:
         network,
         dynamic_search_rules,
         document_edition,
+        webhooks,
         unsupported,
     ):
         app.blueprint(module.bp)

@@ -1,8 +1,9 @@
 """Runs batches one at a time: dispatch to shards, then commit every task's outcome at once.
 
 Order of durability: the batch is recorded as in flight, shards apply and record it, then one
-scheduler transaction commits the task outcomes, the catalog and the batch. After a crash the
-in-flight batch is re-run with the same uid before anything else; shards answer it from their record.
+scheduler transaction commits the task outcomes, the catalog, the batch and its webhook notifications
+(``scheduler/outbox.py``). After a crash the in-flight batch is re-run with the same uid before
+anything else; shards answer it from their record.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from common.task_vocabulary import CANCELED, ENQUEUED, FAILED, FINISHED, SUCCEED
 from common.timefmt import format_duration, now_ns
 from scheduler.batch_records import aggregate_details, apply_catalog_change, batch_error
 from scheduler.batching import BatchPlan, Limits, plan_next_batch
+from scheduler.delivery import Deliverer
 from scheduler.documents import plan_documents
 from scheduler.progress import TOP_STEPS, Progress
 from scheduler.queries import Processing
@@ -48,10 +50,13 @@ class BatchAborted(Exception):
 
 
 class Executor:
-    def __init__(self, store: SchedulerStore, shards: ShardClients, limits: Limits) -> None:
+    def __init__(
+        self, store: SchedulerStore, shards: ShardClients, limits: Limits, notifications: Deliverer
+    ) -> None:
         self.store = store
         self.shards = shards
         self.limits = limits
+        self.notifications = notifications
         self.processing: Processing | None = None
         self.wake = asyncio.Event()
         self._abort_requested = False
@@ -134,10 +139,15 @@ class Executor:
             statuses: dict[str, int] = {}
             types: dict[str, int] = {}
             indexes: dict[str, int] = {}
+            notified: list[dict[str, Any]] = []
             for task in plan.tasks:
                 record = txn.get_task(task["uid"])
                 if record is None or record["status"] in FINISHED:
                     continue
+                if record["type"] == "taskCancelation":
+                    # The tasks it canceled were finished by this batch too (``_cancel``).
+                    canceled = self.store.bitmap(f"canceledBy:{record['uid']}")
+                    notified += [t for t in map(txn.get_task, canceled) if t is not None]
                 previous = dict(record)
                 outcome = outcomes[task["uid"]]
                 record["batchUid"] = batch_uid
@@ -145,6 +155,7 @@ class Executor:
                 finish(record, outcome.status, finished, outcome.counts, outcome.error, outcome.results)
                 txn.put_task(record, previous)
                 txn.delete_payload(record["uid"])
+                notified.append(record)
                 statuses[outcome.status] = statuses.get(outcome.status, 0) + 1
                 types[record["type"]] = types.get(record["type"], 0) + 1
                 if record["indexUid"] is not None:
@@ -169,6 +180,8 @@ class Executor:
                 }
             )
             txn.set_meta("current_batch", None)
+            deliveries = self.notifications.stage(txn, batch_uid, notified, finished)
+        self.notifications.schedule(deliveries)
 
     async def _execute(
         self, plan: BatchPlan, batch_uid: int, abortable: bool

@@ -26,16 +26,19 @@ from common.task_vocabulary import ENQUEUED
 from common.timefmt import format_datetime, now_ns
 from scheduler.batching import Limits
 from scheduler.compaction import compact, remove_leftovers
+from scheduler.delivery import Deliverer
 from scheduler.executor import Executor
 from scheduler.features import FeatureCatalog
 from scheduler.keys import KeyCatalog
 from scheduler.network import NetworkCatalog
+from scheduler.outbox import Outbox
 from scheduler.queries import hidden_batches, match_tasks, seek_page, visible_tasks
 from scheduler.replication import Replication
 from scheduler.shards import ShardClients
 from scheduler.store import SchedulerStore
 from scheduler.tasks import matched_tasks, new_record, public_task, store_matched_tasks, summarized_task
 from scheduler.views import in_order, processing_batch, public_batch, public_index, seek_response
+from scheduler.webhooks import WebhookCatalog
 
 log = get_logger(__name__)
 _TASK_LIMIT = 1_000_000
@@ -59,12 +62,18 @@ def _error(error: ApiError) -> json_pb2.JsonReply:
 
 class SchedulerService(scheduler_pb2_grpc.SchedulerServicer):
     def __init__(
-        self, store: SchedulerStore, executor: Executor, keys: KeyCatalog, features: FeatureCatalog
+        self,
+        store: SchedulerStore,
+        executor: Executor,
+        keys: KeyCatalog,
+        features: FeatureCatalog,
+        webhooks: WebhookCatalog,
     ) -> None:
         self.store = store
         self.executor = executor
         self.keys = keys
         self.features = features
+        self.webhooks = webhooks
         self.network = NetworkCatalog(store)
         self._register_lock = asyncio.Lock()
         self._compact_lock = asyncio.Lock()
@@ -289,6 +298,27 @@ class SchedulerService(scheduler_pb2_grpc.SchedulerServicer):
     ) -> json_pb2.JsonReply:
         return _reply({"results": self.store.list_rules()})
 
+    async def ListWebhooks(
+        self, request: json_pb2.JsonRequest, context: grpc.aio.ServicerContext
+    ) -> json_pb2.JsonReply:
+        return _reply({"results": self.webhooks.all()})
+
+    async def CreateWebhook(
+        self, request: json_pb2.JsonRequest, context: grpc.aio.ServicerContext
+    ) -> json_pb2.JsonReply:
+        return _answer(lambda: self.webhooks.create(orjson.loads(request.json)))
+
+    async def UpdateWebhook(
+        self, request: json_pb2.JsonRequest, context: grpc.aio.ServicerContext
+    ) -> json_pb2.JsonReply:
+        changes = orjson.loads(request.json)
+        return _answer(lambda: self.webhooks.update(changes.pop("uuid"), changes))
+
+    async def DeleteWebhook(
+        self, request: json_pb2.JsonRequest, context: grpc.aio.ServicerContext
+    ) -> json_pb2.JsonReply:
+        return _answer(lambda: self.webhooks.delete(orjson.loads(request.json)["uuid"]))
+
     async def GetFeatures(
         self, request: json_pb2.JsonRequest, context: grpc.aio.ServicerContext
     ) -> json_pb2.JsonReply:
@@ -370,27 +400,35 @@ async def serve(config: Config) -> None:
     limits = Limits(
         config.experimental_max_number_of_batched_tasks, config.experimental_limit_batched_tasks_total_size
     )
-    executor = Executor(store, shards, limits)
+    webhooks = WebhookCatalog(store, config)
+    deliverer = Deliverer.from_config(Outbox(store), webhooks, config)
+    executor = Executor(store, shards, limits, deliverer)
     keys = KeyCatalog(store)
     keys.ensure_defaults()
-    service = SchedulerService(store, executor, keys, FeatureCatalog(store))
+    service = SchedulerService(store, executor, keys, FeatureCatalog(store), webhooks)
     server = aio_server(layout.scheduler_socket)
     scheduler_pb2_grpc.add_SchedulerServicer_to_server(service, server)
     if not config.experimental_replication_parameters:
         # With replication parameters, task uids are the replicas' business: none is deleted here.
         executor.before_batch = lambda: _cleanup_old_tasks(store, service)
     await server.start()
+    # Delivery first: it loads the outbox before the executor can commit (and stage) anything.
+    delivering = asyncio.create_task(deliverer.run_forever())
     running = asyncio.create_task(executor.run_forever())
     stopping = asyncio.create_task(wait_for_stop_signal())
     log.info("scheduler listening", socket=str(layout.scheduler_socket))
-    await asyncio.wait({running, stopping}, return_when=asyncio.FIRST_COMPLETED)
-    crashed = running.done() and not running.cancelled() and running.exception() is not None
+    await asyncio.wait({running, delivering, stopping}, return_when=asyncio.FIRST_COMPLETED)
+    ended = [t for t in (running, delivering) if t.done() and not t.cancelled() and t.exception()]
+    crashed = bool(ended)
     if crashed:
-        # A dead executor would leave a healthy-looking scheduler that never processes a task again:
-        # exit so that the launcher restarts it and the in-flight batch is resumed.
-        log.error("the task executor stopped", exc_info=running.exception())
+        # A dead executor would leave a healthy-looking scheduler that never processes a task again
+        # (a dead deliverer, one that never notifies): exit so that the launcher restarts it, and the
+        # in-flight batch and the outbox are resumed.
+        log.error("the task executor or webhook delivery stopped", exc_info=ended[0].exception())
     running.cancel()
+    delivering.cancel()
     stopping.cancel()
+    await deliverer.close()
     await server.stop(grace=2)
     await shards.close()
     store.close()

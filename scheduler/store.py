@@ -5,7 +5,8 @@ transaction, committed with fsync before a write is acknowledged. Bitmaps (statu
 kept in memory too, since this process is their only writer; memory is updated only after commit.
 API keys (uid -> key record, never the key value) live in their own table of the same environment;
 runtime experimental features and the ``/network`` record are records of the meta table; dynamic
-search rules (uid -> rule) have their own table.
+search rules (uid -> rule) have their own table, and so do webhooks (uuid -> webhook) and the webhook
+outbox (``scheduler/outbox.py``).
 """
 
 from __future__ import annotations
@@ -98,6 +99,20 @@ class Txn:
         raw = self.txn.get(uid.encode(), db=self.store.keys_db)
         return orjson.loads(raw) if raw is not None else None
 
+    def put_webhook(self, record: dict[str, Any]) -> None:
+        self.txn.put(record["uuid"].encode(), orjson.dumps(record), db=self.store.webhooks_db)
+
+    def delete_webhook(self, uuid: str) -> None:
+        self.txn.delete(uuid.encode(), db=self.store.webhooks_db)
+
+    def get_webhook(self, uuid: str) -> dict[str, Any] | None:
+        raw = self.txn.get(uuid.encode(), db=self.store.webhooks_db)
+        return orjson.loads(raw) if raw is not None else None
+
+    def list_webhooks(self) -> list[dict[str, Any]]:
+        """By uuid: the order ``GET /webhooks`` shows them in."""
+        return [orjson.loads(raw) for _, raw in self.txn.cursor(db=self.store.webhooks_db)]
+
     def put_rule(self, rule: dict[str, Any]) -> None:
         """A new rule also takes the next creation number (``rules_created``): a search takes rules
         of equal precedence in creation order, as the reference does."""
@@ -165,6 +180,9 @@ class SchedulerStore:
         self.bitmaps_db = self.env.open_db(b"bitmaps")
         self.keys_db = self.env.open_db(b"keys")
         self.rules_db = self.env.open_db(b"rules")
+        self.webhooks_db = self.env.open_db(b"webhooks")
+        self.outbox_db = self.env.open_db(b"outbox")
+        self.notifications_db = self.env.open_db(b"notifications")
 
     @property
     def data_file(self) -> Path:
@@ -253,6 +271,15 @@ class SchedulerStore:
         with self.env.begin(db=self.keys_db) as txn:
             return [orjson.loads(raw) for _, raw in txn.cursor()]
 
+    def list_webhooks(self) -> list[dict[str, Any]]:
+        with self.env.begin(db=self.webhooks_db) as txn:
+            return [orjson.loads(raw) for _, raw in txn.cursor()]
+
+    def get_webhook(self, uuid: str) -> dict[str, Any] | None:
+        with self.env.begin() as txn:
+            raw = txn.get(uuid.encode(), db=self.webhooks_db)
+        return orjson.loads(raw) if raw is not None else None
+
     def list_rules(self) -> list[dict[str, Any]]:
         """Every dynamic search rule, in creation order (rules stored before creation numbers were
         kept come first, by uid)."""
@@ -277,6 +304,10 @@ class SchedulerStore:
             self.meta_db,
             self.bitmaps_db,
             self.keys_db,
+            self.rules_db,
+            self.webhooks_db,
+            self.outbox_db,
+            self.notifications_db,
         )
         return environment_sizes(self.env, databases)
 

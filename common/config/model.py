@@ -36,6 +36,9 @@ class Config:
     read_cache_size: int
     task_webhook_url: str | None
     task_webhook_authorization_header: str | None
+    task_webhook_signing_secret: str | None
+    webhook_timeout: int
+    webhook_retry_duration: int
     dump_dir: Path
     import_dump: Path | None
     ignore_missing_dump: bool
@@ -61,6 +64,7 @@ class Config:
     experimental_drop_search_after: int
     experimental_nb_searches_per_core: int
     experimental_embedding_cache_entries: int
+    experimental_allowed_ip_networks: str | None
     ssl_cert_path: Path | None
     ssl_key_path: Path | None
     ssl_auth_path: Path | None

@@ -15,6 +15,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from common.config.sizes import parse_size
+from common.outbound import parse_ip_networks
 
 ENV_PREFIX = "SEARCH_"
 
@@ -31,6 +32,7 @@ class Kind(enum.Enum):
     ADDR = "HOST:PORT"
     URL = "URL"
     SNAPSHOT = "SECONDS"
+    NETWORKS = "CIDR,..."
 
 
 @dataclass(frozen=True)
@@ -99,6 +101,20 @@ OPTIONS: tuple[Option, ...] = (
         "task_webhook_authorization_header", Kind.TEXT, "Authorization header sent to the task webhook.",
         secret=True,
     ),
+    Option(
+        "task_webhook_signing_secret", Kind.TEXT,
+        "Key of the `X-Sift-Signature` HMAC-SHA256 sent to the task webhook; no signature by default.",
+        secret=True,
+    ),
+    Option(
+        "webhook_timeout", Kind.INT, "Seconds one webhook request may take before it is retried.",
+        default=30, minimum=1,
+    ),
+    Option(
+        "webhook_retry_duration", Kind.INT,
+        "Seconds after a batch finished during which its webhook notifications are retried.",
+        default=3600, minimum=0,
+    ),
     Option("dump_dir", Kind.PATH, "Directory where dumps are written.", default=Path("dumps")),
     Option("import_dump", Kind.PATH, "Dump file imported at launch."),
     _flag("ignore_missing_dump", "Launch anyway when the `--import-dump` file is missing."),
@@ -149,6 +165,10 @@ OPTIONS: tuple[Option, ...] = (
     Option(
         "experimental_embedding_cache_entries", Kind.INT, "Embeddings cached per embedder (0: no cache).",
         default=0, minimum=0,
+    ),
+    Option(
+        "experimental_allowed_ip_networks", Kind.NETWORKS,
+        "Non-public networks outbound requests (webhooks) may reach: comma-separated CIDRs, or `any`.",
     ),
     Option("ssl_cert_path", Kind.PATH, "TLS certificate chain (PEM); needs `--ssl-key-path`."),
     Option("ssl_key_path", Kind.PATH, "TLS private key (PEM); needs `--ssl-cert-path`."),
@@ -214,7 +234,9 @@ def read_text(option: Option, raw: str) -> object:
         raise ValueError("expected one of " + ", ".join(f"`{choice}`" for choice in option.choices))
     if kind is Kind.PATH:
         return Path(raw)
-    if kind is Kind.ADDR:
+    if kind is Kind.NETWORKS:
+        parse_ip_networks(raw)
+    elif kind is Kind.ADDR:
         _check_addr(raw)
     elif kind is Kind.URL:
         _check_url(raw)
@@ -251,6 +273,7 @@ _TOML_EXPECTED = {
     Kind.ADDR: "a string such as `localhost:7700`",
     Kind.URL: "a string URL",
     Kind.SNAPSHOT: "a boolean or an integer number of seconds",
+    Kind.NETWORKS: "a string such as `10.0.0.0/8,192.168.0.0/16` or `any`",
 }
 
 

@@ -42,7 +42,6 @@ _CHAT_LINK = (
     "requires enabling the `chat completions` experimental feature. "
     "See https://github.com/orgs/meilisearch/discussions/835"
 )
-_WEBHOOKS = "task webhooks are planned"
 _VECTORS = "vector search (embedders, hybrid search, similar documents) is planned"
 _BACKUPS = "dumps and snapshots are planned"
 _OPERATIONS = "the metrics and logs routes are planned"
@@ -64,11 +63,6 @@ ROUTES = (
     UnsupportedRoute("POST", "/logs/stream", "metrics.get", _OPERATIONS, _LOGS),
     UnsupportedRoute("DELETE", "/logs/stream", "metrics.get", _OPERATIONS, _LOGS),
     UnsupportedRoute("POST", "/logs/stderr", "metrics.get", _OPERATIONS, _LOGS),
-    UnsupportedRoute("GET", "/webhooks", "webhooks.get", _WEBHOOKS),
-    UnsupportedRoute("POST", "/webhooks", "webhooks.create", _WEBHOOKS),
-    UnsupportedRoute("GET", "/webhooks/<uuid:str>", "webhooks.get", _WEBHOOKS),
-    UnsupportedRoute("PATCH", "/webhooks/<uuid:str>", "webhooks.update", _WEBHOOKS),
-    UnsupportedRoute("DELETE", "/webhooks/<uuid:str>", "webhooks.delete", _WEBHOOKS),
     UnsupportedRoute("GET", "/indexes/<index_uid:str>/similar", "search", _VECTORS),
     UnsupportedRoute("POST", "/indexes/<index_uid:str>/similar", "search", _VECTORS),
     UnsupportedRoute("POST", "/dumps", "dumps.create", _BACKUPS),

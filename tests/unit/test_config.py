@@ -68,6 +68,9 @@ def test_every_option_has_its_default(cwd: Path) -> None:
         "read_cache_size": 3 * GIB // 2,
         "task_webhook_url": None,
         "task_webhook_authorization_header": None,
+        "task_webhook_signing_secret": None,
+        "webhook_timeout": 30,
+        "webhook_retry_duration": 3600,
         "dump_dir": cwd / "dumps",
         "import_dump": None,
         "ignore_missing_dump": False,
@@ -93,6 +96,7 @@ def test_every_option_has_its_default(cwd: Path) -> None:
         "experimental_drop_search_after": 60,
         "experimental_nb_searches_per_core": 4,
         "experimental_embedding_cache_entries": 0,
+        "experimental_allowed_ip_networks": None,
         "ssl_cert_path": None,
         "ssl_key_path": None,
         "ssl_auth_path": None,
@@ -333,6 +337,29 @@ def test_task_webhook_url_must_be_http(cwd: Path) -> None:
     assert load(cwd, "--task-webhook-url", url).config.task_webhook_url == url
     for bad in ("ftp://example.com", "example.com/hook", "http://", "http://host:99999/"):
         assert "task_webhook_url" in load_error(cwd, "--task-webhook-url", bad)
+
+
+@pytest.mark.parametrize("value", ["any", "10.0.0.0/8", "127.0.0.1", "10.0.0.0/8,::1/128,192.168.1.0/24"])
+def test_allowed_ip_networks(cwd: Path, value: str) -> None:
+    flag = "--experimental-allowed-ip-networks"
+    assert load(cwd, flag, value).config.experimental_allowed_ip_networks == value
+    environ = {"SEARCH_EXPERIMENTAL_ALLOWED_IP_NETWORKS": value}
+    assert load(cwd, env=environ).config.experimental_allowed_ip_networks == value
+
+
+@pytest.mark.parametrize(
+    ("value", "reason"),
+    [
+        ("foo", "`foo` is not an IP address or network"),
+        ("10.0.0.0/8, 127.0.0.0/8", "` 127.0.0.0/8` is not an IP address or network"),
+        ("10.0.0.1/8", "`10.0.0.1/8`: the host part of the address is not zero"),
+        ("ANY", "`ANY` is not an IP address"),
+        ("10.0.0.0/8,", "`` is not an IP address"),
+    ],
+)
+def test_invalid_allowed_ip_networks(cwd: Path, value: str, reason: str) -> None:
+    message = load_error(cwd, "--experimental-allowed-ip-networks", value)
+    assert "experimental_allowed_ip_networks" in message and reason in message
 
 
 # Flags
@@ -596,6 +623,7 @@ def _everything_set(cwd: Path) -> Config:
         "--master-key", GOOD_KEY,
         "--task-webhook-url", "https://hooks.example.com/sift",
         "--task-webhook-authorization-header", "Bearer hook-secret",
+        "--task-webhook-signing-secret", "signing-secret",
         "--import-snapshot", "snap/x.snapshot",
         "--schedule-snapshot",
         "--experimental-s3-bucket-url", "https://s3.example.com",
@@ -625,7 +653,7 @@ def test_from_json_refuses_another_shape(cwd: Path) -> None:
 def test_public_dict_masks_secrets_and_is_json_ready(cwd: Path) -> None:
     public = _everything_set(cwd).public_dict()
     text = json.dumps(public)
-    for secret in (GOOD_KEY, "hook-secret", "s3-secret"):
+    for secret in (GOOD_KEY, "hook-secret", "signing-secret", "s3-secret"):
         assert secret not in text
     assert public["master_key"] == public["experimental_s3_secret_key"] == "[redacted]"
     assert public["task_webhook_authorization_header"] == "[redacted]"
