@@ -1,4 +1,4 @@
-"""The scheduler process: the task queue and catalog behind gRPC on a unix socket."""
+"""The scheduler's gRPC service: the task queue and catalog, answered from its store."""
 
 from __future__ import annotations
 
@@ -13,42 +13,32 @@ import lmdb
 import orjson
 from pyroaring import BitMap
 
-from common.config import Config
 from common.errors import ApiError, index_not_found
 from common.index_patterns import IndexPatterns
-from common.layout import DataLayout
 from common.logging import get_logger
-from common.process import wait_for_stop_signal
 from common.rpc import health_pb2, json_pb2, scheduler_pb2, scheduler_pb2_grpc
-from common.rpc.channels import aio_server
 from common.settings import public_settings
 from common.task_vocabulary import ENQUEUED
 from common.timefmt import format_datetime, now_ns
-from scheduler.batching import Limits
-from scheduler.compaction import compact, remove_leftovers
-from scheduler.delivery import Deliverer
+from scheduler.compaction import compact
 from scheduler.executor import Executor
 from scheduler.features import FeatureCatalog
 from scheduler.keys import KeyCatalog
 from scheduler.network import NetworkCatalog
-from scheduler.outbox import Outbox
 from scheduler.queries import hidden_batches, match_tasks, seek_page, visible_tasks
 from scheduler.replication import Replication
-from scheduler.shards import ShardClients
 from scheduler.store import SchedulerStore
 from scheduler.tasks import matched_tasks, new_record, public_task, store_matched_tasks, summarized_task
 from scheduler.views import in_order, processing_batch, public_batch, public_index, seek_response
 from scheduler.webhooks import WebhookCatalog
 
 log = get_logger(__name__)
-_TASK_LIMIT = 1_000_000
 # Registration stops at 40 % of a 20 GiB task database, as the reference does (core.md §4.1).
 _TASK_DB_STOP_BYTES = int(0.4 * 20 * 1024**3)
 _QUEUE_FULL = (
     "Meilisearch cannot receive write operations because the limit of the task database has been reached. "
     "Please delete tasks to continue performing write operations."
 )
-_CLEANUP_BATCH = 100_000
 _NO_REPLICATION = Replication(None, False)
 
 
@@ -369,69 +359,3 @@ def _answer(call: Callable[[], Any]) -> json_pb2.JsonReply:
         return _reply(call())
     except ApiError as error:
         return _error(error)
-
-
-async def _cleanup_old_tasks(store: SchedulerStore, service: SchedulerService) -> None:
-    """Before a batch, past 1M tasks, enqueue a deletion of the oldest 100k finished ones (core.md §4.7)."""
-    total = len(store.all_task_uids())
-    pending = store.bitmap("type:taskDeletion") & store.bitmap(f"status:{ENQUEUED}")
-    if total < _TASK_LIMIT or pending:
-        return
-    finished = store.all_task_uids() - store.bitmap(f"status:{ENQUEUED}")
-    oldest = BitMap(list(finished)[:_CLEANUP_BATCH])
-    if len(oldest) < 2:
-        log.warning("task queue is full but has too few finished tasks to delete")
-        return
-    newest = store.get_task(oldest.max())
-    assert newest is not None
-    original = (
-        f"?beforeEnqueuedAt={format_datetime(newest['enqueuedNs'] + 1)}&statuses=succeeded,failed,canceled"
-    )
-    details = {"matchedTasks": 0, "deletedTasks": None, "originalFilter": original}
-    await service.register("taskDeletion", None, {"filters": {"uids": list(oldest)}}, details)
-
-
-async def serve(config: Config) -> None:
-    layout = DataLayout(config.db_path)
-    layout.create()
-    store = SchedulerStore(layout.scheduler_dir)
-    remove_leftovers(store)
-    shards = ShardClients(layout, config.shards)
-    limits = Limits(
-        config.experimental_max_number_of_batched_tasks, config.experimental_limit_batched_tasks_total_size
-    )
-    webhooks = WebhookCatalog(store, config)
-    deliverer = Deliverer.from_config(Outbox(store), webhooks, config)
-    executor = Executor(store, shards, limits, deliverer)
-    keys = KeyCatalog(store)
-    keys.ensure_defaults()
-    service = SchedulerService(store, executor, keys, FeatureCatalog(store), webhooks)
-    server = aio_server(layout.scheduler_socket)
-    scheduler_pb2_grpc.add_SchedulerServicer_to_server(service, server)
-    if not config.experimental_replication_parameters:
-        # With replication parameters, task uids are the replicas' business: none is deleted here.
-        executor.before_batch = lambda: _cleanup_old_tasks(store, service)
-    await server.start()
-    # Delivery first: it loads the outbox before the executor can commit (and stage) anything.
-    delivering = asyncio.create_task(deliverer.run_forever())
-    running = asyncio.create_task(executor.run_forever())
-    stopping = asyncio.create_task(wait_for_stop_signal())
-    log.info("scheduler listening", socket=str(layout.scheduler_socket))
-    await asyncio.wait({running, delivering, stopping}, return_when=asyncio.FIRST_COMPLETED)
-    ended = [t for t in (running, delivering) if t.done() and not t.cancelled() and t.exception()]
-    crashed = bool(ended)
-    if crashed:
-        # A dead executor would leave a healthy-looking scheduler that never processes a task again
-        # (a dead deliverer, one that never notifies): exit so that the launcher restarts it, and the
-        # in-flight batch and the outbox are resumed.
-        log.error("the task executor or webhook delivery stopped", exc_info=ended[0].exception())
-    running.cancel()
-    delivering.cancel()
-    stopping.cancel()
-    await deliverer.close()
-    await server.stop(grace=2)
-    await shards.close()
-    store.close()
-    log.info("scheduler stopped")
-    if crashed:
-        raise SystemExit(1)

@@ -48,7 +48,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         assert shard_id is not None
         _run_async(serve_shard(layout, shard_id, config.read_cache_size // config.shards, config.shards))
     else:
-        from scheduler.server import serve as serve_scheduler
+        from scheduler.process import serve as serve_scheduler
 
         _run_async(serve_scheduler(config))
     return 0

@@ -1,0 +1,73 @@
+"""The scheduler process: its store, catalogs, executor and webhook delivery behind the gRPC service,
+until a stop signal or a crashed loop (which the launcher restarts)."""
+
+from __future__ import annotations
+
+import asyncio
+
+from common.config import Config
+from common.layout import DataLayout
+from common.logging import get_logger
+from common.process import wait_for_stop_signal
+from common.rpc import scheduler_pb2_grpc
+from common.rpc.channels import aio_server
+from scheduler.batching import Limits
+from scheduler.cleanup import cleanup_old_tasks
+from scheduler.compaction import remove_leftovers
+from scheduler.delivery import Deliverer
+from scheduler.executor import Executor
+from scheduler.features import FeatureCatalog
+from scheduler.keys import KeyCatalog
+from scheduler.outbox import Outbox
+from scheduler.server import SchedulerService
+from scheduler.shards import ShardClients
+from scheduler.store import SchedulerStore
+from scheduler.webhooks import WebhookCatalog
+
+log = get_logger(__name__)
+
+
+async def serve(config: Config) -> None:
+    layout = DataLayout(config.db_path)
+    layout.create()
+    store = SchedulerStore(layout.scheduler_dir)
+    remove_leftovers(store)
+    shards = ShardClients(layout, config.shards)
+    limits = Limits(
+        config.experimental_max_number_of_batched_tasks, config.experimental_limit_batched_tasks_total_size
+    )
+    webhooks = WebhookCatalog(store, config)
+    deliverer = Deliverer.from_config(Outbox(store), webhooks, config)
+    executor = Executor(store, shards, limits, deliverer)
+    keys = KeyCatalog(store)
+    keys.ensure_defaults()
+    service = SchedulerService(store, executor, keys, FeatureCatalog(store), webhooks)
+    server = aio_server(layout.scheduler_socket)
+    scheduler_pb2_grpc.add_SchedulerServicer_to_server(service, server)
+    if not config.experimental_replication_parameters:
+        # With replication parameters, task uids are the replicas' business: none is deleted here.
+        executor.before_batch = lambda: cleanup_old_tasks(store, service)
+    await server.start()
+    # Delivery first: it loads the outbox before the executor can commit (and stage) anything.
+    delivering = asyncio.create_task(deliverer.run_forever())
+    running = asyncio.create_task(executor.run_forever())
+    stopping = asyncio.create_task(wait_for_stop_signal())
+    log.info("scheduler listening", socket=str(layout.scheduler_socket))
+    await asyncio.wait({running, delivering, stopping}, return_when=asyncio.FIRST_COMPLETED)
+    ended = [t for t in (running, delivering) if t.done() and not t.cancelled() and t.exception()]
+    crashed = bool(ended)
+    if crashed:
+        # A dead executor would leave a healthy-looking scheduler that never processes a task again
+        # (a dead deliverer, one that never notifies): exit so that the launcher restarts it, and the
+        # in-flight batch and the outbox are resumed.
+        log.error("the task executor or webhook delivery stopped", exc_info=ended[0].exception())
+    running.cancel()
+    delivering.cancel()
+    stopping.cancel()
+    await deliverer.close()
+    await server.stop(grace=2)
+    await shards.close()
+    store.close()
+    log.info("scheduler stopped")
+    if crashed:
+        raise SystemExit(1)
