@@ -20,10 +20,11 @@ from common.documents.geo import uses_geo
 from common.documents.geojson import uses_geojson
 from common.errors import ApiError, index_already_exists, index_not_found
 from common.logging import get_logger
-from common.task_vocabulary import CANCELED, ENQUEUED, FAILED, FINISHED, SUCCEEDED
+from common.task_vocabulary import CANCELED, FAILED, FINISHED, SUCCEEDED
 from common.timefmt import format_duration, now_ns
 from scheduler.batch_records import aggregate_details, apply_catalog_change, batch_error
 from scheduler.batching import BatchPlan, Limits, plan_next_batch
+from scheduler.cancelation import cancel_enqueued, join_canceled
 from scheduler.delivery import Deliverer
 from scheduler.documents import plan_documents
 from scheduler.progress import TOP_STEPS, Progress
@@ -97,9 +98,7 @@ class Executor:
             await self.shards.abort(self.processing.batch_uid)
 
     async def _run(self, plan: BatchPlan, batch_uid: int, started: int, abortable: bool) -> None:
-        self.processing = Processing(
-            batch_uid, started, BitMap(t["uid"] for t in plan.tasks), plan.strategy
-        )
+        self.processing = Processing(batch_uid, started, BitMap(t["uid"] for t in plan.tasks), plan.strategy)
         self._abort_requested = False
         try:
             with self.processing.progress.step(TOP_STEPS, 0):
@@ -140,14 +139,15 @@ class Executor:
             types: dict[str, int] = {}
             indexes: dict[str, int] = {}
             notified: list[dict[str, Any]] = []
+            canceled = join_canceled(self.store, txn, plan.tasks, batch_uid, started, finished)
+            outcomes.update((record["uid"], Outcome(CANCELED)) for record in canceled)
+            for joined in canceled:
+                notified.append(joined)
+                _count(joined, CANCELED, statuses, types, indexes)
             for task in plan.tasks:
                 record = txn.get_task(task["uid"])
                 if record is None or record["status"] in FINISHED:
                     continue
-                if record["type"] == "taskCancelation":
-                    # The tasks it canceled were finished by this batch too (``_cancel``).
-                    canceled = self.store.bitmap(f"canceledBy:{record['uid']}")
-                    notified += [t for t in map(txn.get_task, canceled) if t is not None]
                 previous = dict(record)
                 outcome = outcomes[task["uid"]]
                 record["batchUid"] = batch_uid
@@ -156,17 +156,15 @@ class Executor:
                 txn.put_task(record, previous)
                 txn.delete_payload(record["uid"])
                 notified.append(record)
-                statuses[outcome.status] = statuses.get(outcome.status, 0) + 1
-                types[record["type"]] = types.get(record["type"], 0) + 1
-                if record["indexUid"] is not None:
-                    indexes[record["indexUid"]] = indexes.get(record["indexUid"], 0) + 1
+                _count(record, outcome.status, statuses, types, indexes)
+            members = [*canceled, *plan.tasks]
             txn.put_batch(
                 {
                     "uid": batch_uid,
                     "progress": None,
-                    "details": aggregate_details(plan.tasks, outcomes),
+                    "details": aggregate_details(members, outcomes),
                     "stats": {
-                        "totalNbTasks": len(plan.tasks),
+                        "totalNbTasks": len(members),
                         "status": statuses,
                         "types": types,
                         "indexUids": indexes,
@@ -176,7 +174,7 @@ class Executor:
                     "startedNs": started,
                     "finishedNs": finished,
                     "batchStrategy": plan.strategy,
-                    "tasks": [t["uid"] for t in plan.tasks],
+                    "tasks": sorted(t["uid"] for t in members),
                 }
             )
             txn.set_meta("current_batch", None)
@@ -189,7 +187,7 @@ class Executor:
         first = plan.tasks[0]
         kind = first["type"]
         if kind == "taskCancelation":
-            return self._cancel(first), []
+            return cancel_enqueued(self.store, first), []
         if kind == "taskDeletion":
             return self._delete_tasks(plan.tasks), []
         if kind == "indexSwap":
@@ -373,21 +371,6 @@ class Executor:
         changes.append(("put", {**index, "primaryKey": plan.primary_key, "updatedNs": now}))
         return outcomes, changes
 
-    def _cancel(self, task: dict[str, Any]) -> dict[int, Outcome]:
-        """Cancel the matched tasks still enqueued (a processing batch was rolled back already)."""
-        matched = matched_tasks(task["params"])
-        canceled = 0
-        finished = now_ns()
-        with self.store.write() as txn:
-            for record in self.store.get_tasks(list(matched & self.store.bitmap(f"status:{ENQUEUED}"))):
-                previous = dict(record)
-                record["canceledBy"] = task["uid"]
-                finish(record, CANCELED, finished)
-                txn.put_task(record, previous)
-                txn.delete_payload(record["uid"])
-                canceled += 1
-        return {task["uid"]: Outcome(SUCCEEDED, {"canceledTasks": canceled})}
-
     def _delete_tasks(self, tasks: list[dict[str, Any]]) -> dict[int, Outcome]:
         outcomes: dict[int, Outcome] = {}
         emptied_batches: set[int] = set()
@@ -406,3 +389,17 @@ class Executor:
                 if not txn.bitmaps.get(f"batchUid:{batch_uid}", self.store.bitmap(f"batchUid:{batch_uid}")):
                     txn.delete_batch(batch_uid)
         return outcomes
+
+
+def _count(
+    record: dict[str, Any],
+    status: str,
+    statuses: dict[str, int],
+    types: dict[str, int],
+    indexes: dict[str, int],
+) -> None:
+    """One task in its batch's stats."""
+    statuses[status] = statuses.get(status, 0) + 1
+    types[record["type"]] = types.get(record["type"], 0) + 1
+    if record["indexUid"] is not None:
+        indexes[record["indexUid"]] = indexes.get(record["indexUid"], 0) + 1

@@ -164,9 +164,28 @@ def test_cancel_enqueued_tasks(queue: RunningCluster) -> None:
     for uid in victims:
         task = wait_task(queue, uid)
         assert task["status"] == "canceled" and task["canceledBy"] == cancel["uid"]
+        # As in the reference: a canceled task joins the cancelation's batch and takes its times.
+        assert task["batchUid"] == cancel["batchUid"]
+        assert (task["startedAt"], task["finishedAt"]) == (cancel["startedAt"], cancel["finishedAt"])
     assert [t["uid"] for t in _tasks(queue, canceledBy=cancel["uid"])["results"]] == sorted(
         victims, reverse=True
     )
+    assert {t["uid"] for t in _tasks(queue, batchUids=cancel["batchUid"])["results"]} == {
+        cancel["uid"],
+        *victims,
+    }
+    batch = httpx.get(f"{queue.url}/batches/{cancel['batchUid']}").json()
+    assert batch["stats"]["totalNbTasks"] == 4
+    assert batch["stats"]["status"] == {"canceled": 3, "succeeded": 1}
+    assert batch["stats"]["types"] == {"documentAdditionOrUpdate": 3, "taskCancelation": 1}
+    assert batch["stats"]["indexUids"] == {"cancel-me": 3}
+    assert batch["details"] == {
+        "receivedDocuments": 3,
+        "indexedDocuments": 0,
+        "matchedTasks": 3,
+        "canceledTasks": 3,
+        "originalFilter": "?indexUids=cancel-me",
+    }
 
 
 def test_cancel_a_processing_task_rolls_it_back(queue: RunningCluster) -> None:
