@@ -112,19 +112,34 @@ class Indexer:
         else:
             deltas.removing(doc_id)
         for entry in fields:
-            distinct = set(entry.words)
+            words = entry.words
+            distinct = set(words)
+            first = words[0]
             short_prefixes = {word[:length] for word in distinct for length in SHORT_PREFIX_LENGTHS}
+            first_prefixes = {first[:length] for length in SHORT_PREFIX_LENGTHS}
             stems: set[str] = set()
+            first_stems: set[str] = set()
             if entry.language is not None:
-                stem = self.analyzer.stem
-                stems = {stem(word, entry.language) for word in distinct} - distinct
-            tables = ((deltas.words, distinct), (deltas.prefixes, short_prefixes), (deltas.stems, stems))
-            for delta, terms in tables:
-                keys = term_keys(self.index_id, terms, entry.field_id)
-                if add:
-                    delta.add(keys, doc_id)
-                else:
+                stem, language = self.analyzer.stem, entry.language
+                stem_of = {word: stem(word, language) for word in distinct}
+                stems = set(stem_of.values()) - distinct
+                first_stems = {stem_of[first]} & stems
+            # The marks of the word position and exactness rules (postings.START, WHOLE): the first
+            # word's terms, listed first so that their keys are the first ones.
+            tables = (
+                (deltas.words, {first}, distinct),
+                (deltas.prefixes, first_prefixes, short_prefixes),
+                (deltas.stems, first_stems, stems),
+            )
+            starts = add and entry.positions[0] == 0
+            whole = add and len(words) == 1
+            for delta, marked, terms in tables:
+                keys = term_keys(self.index_id, [*marked, *(terms - marked)], entry.field_id)
+                if not add:
                     delta.remove(keys, doc_id)
+                    continue
+                marked_keys = keys[: len(marked)]
+                delta.add(keys, doc_id, marked_keys if starts else (), marked_keys if whole else ())
 
     def _values(self, document: dict[str, Any]) -> Iterator[tuple[str, str]]:
         """(dotted path, text) of every searchable string or number leaf, in document order."""
