@@ -12,7 +12,8 @@ a key shared by many documents is read, decoded and written once per batch, not 
 from __future__ import annotations
 
 import struct
-from collections.abc import Iterable, Iterator, Sequence
+from collections import defaultdict
+from collections.abc import Iterable, Iterator
 
 from pyroaring import BitMap
 
@@ -35,7 +36,8 @@ SHORT_PREFIX_LENGTHS = (1, 2)
 START, WHOLE = 1, 2
 """Marks of a term in a field, kept beside its documents so that the word position and exactness rules
 split large buckets with bitmaps: START, the field's first word is at position 0 and is (or, in the
-prefixes table, starts with; in the stems table, stems to) the term; WHOLE, the field is that one word."""
+prefixes table, starts with; in the stems table, stems to) the term; WHOLE (words table only), the
+field is that one word."""
 
 # The high nibble of a value's first byte says where its marks are. Most terms of most fields are
 # marked for all or none of their documents (an id, a country code, a one-word name), which costs
@@ -44,10 +46,16 @@ _UNMARKED = 0x00
 """No document marked (and every facet value)."""
 _ALL_MARKED = 0x10
 """Every document marked START and WHOLE."""
-_STARTS_ALL = 0x20
+_STARTS_ONLY = 0x20
+"""Every document marked START, none WHOLE."""
+_STARTS_ALL = 0x30
 """Every document marked START; WHOLE documents follow."""
-_MARKED = 0x30
+_MARKED = 0x40
 """START then WHOLE documents follow."""
+
+_UNIFORM = {_UNMARKED: 0, _ALL_MARKED: START | WHOLE, _STARTS_ONLY: START}
+"""The kinds whose documents are all marked alike, and their marks."""
+_KIND_OF = {marks: kind for kind, marks in _UNIFORM.items()}
 
 TermKey = bytes
 """A full postings key: index prefix, term, separator, field id."""
@@ -66,7 +74,7 @@ def encode_bitmap(bitmap: BitMap) -> bytes:
 def decode_bitmap(data: bytes) -> BitMap:
     """The documents of a value, whatever marks follow them."""
     head = data[0]
-    if head >= _STARTS_ALL:
+    if head >= _STARTS_ALL:  # length-prefixed
         (length,) = _LENGTH.unpack_from(data, 1)
         return _decode(data[5 : 5 + length])
     return _decode(data, head & _CODEC_BITS)
@@ -87,9 +95,9 @@ def encode_marked(docs: BitMap, starts: BitMap, whole: BitMap) -> bytes:
     if not starts and not whole:
         return encode_bitmap(docs)
     if starts == docs:
-        if whole == docs:
+        if whole == docs or not whole:
             encoded = encode_bitmap(docs)
-            return bytes((encoded[0] | _ALL_MARKED,)) + encoded[1:]
+            return bytes((encoded[0] | (_ALL_MARKED if whole else _STARTS_ONLY),)) + encoded[1:]
         return _join(_STARTS_ALL, docs, whole)
     return _join(_MARKED, docs, starts, whole)
 
@@ -112,8 +120,10 @@ def decode_marked(data: bytes, mark: int | None) -> BitMap:
     head = data[0] & ~_CODEC_BITS
     if head == _UNMARKED:
         return BitMap()
-    if head == _ALL_MARKED:
+    if head == _ALL_MARKED or (head == _STARTS_ONLY and mark == START):
         return _decode(data, data[0] & _CODEC_BITS)
+    if head == _STARTS_ONLY:
+        return BitMap()
     (length,) = _LENGTH.unpack_from(data, 1)
     offset = 5 + length
     if head == _STARTS_ALL:
@@ -132,6 +142,8 @@ def decode_all(data: bytes) -> tuple[BitMap, BitMap, BitMap]:
         return docs, BitMap(), BitMap()
     if head == _ALL_MARKED:
         return docs, BitMap(docs), BitMap(docs)
+    if head == _STARTS_ONLY:
+        return docs, BitMap(docs), BitMap()
     return docs, decode_marked(data, START), decode_marked(data, WHOLE)
 
 
@@ -173,6 +185,18 @@ def term_docs(
     return found
 
 
+def prefix_docs(
+    txn: Txn, db: Database, index_id: int, prefix: str, fields: set[int] | None, mark: int | None = None
+) -> BitMap:
+    """Documents having a term starting with ``prefix`` in any of ``fields`` (so marked, with ``mark``):
+    one cursor pass over the prefix's key range."""
+    found: list[BitMap] = []
+    for key, value in scan(txn, db, index_prefix(index_id) + prefix.encode()):
+        if fields is None or _FIELD.unpack(key[-2:])[0] in fields:
+            found.append(decode_bitmap(value) if mark is None else decode_marked(value, mark))
+    return BitMap.union(BitMap(), *found)
+
+
 class PostingsDelta:
     """Pending changes to one postings database, merged into the store by ``flush``.
 
@@ -187,21 +211,12 @@ class PostingsDelta:
         self.marked = marked
         self._added: dict[TermKey, list[int]] = {}
         self._removed: dict[TermKey, list[int]] = {}
-        self._marks: tuple[dict[TermKey, list[int]], dict[TermKey, list[int]]] = ({}, {})
+        self.marks: tuple[defaultdict[TermKey, list[int]], ...] = tuple(defaultdict(list) for _ in range(4))
+        """``marks[m][key]``: the added documents ``key`` marks ``m`` (START, WHOLE or both; 0 unused),
+        see ``Deltas.mark``."""
 
-    def add(
-        self,
-        keys: Iterable[TermKey],
-        doc_id: int,
-        starts: Sequence[TermKey] = (),
-        whole: Sequence[TermKey] = (),
-    ) -> None:
-        """``starts``, ``whole``: the keys among ``keys`` that the document gets marked START, WHOLE."""
+    def add(self, keys: Iterable[TermKey], doc_id: int) -> None:
         _record(self._added, keys, doc_id)
-        if starts:
-            _record(self._marks[0], starts, doc_id)
-        if whole:
-            _record(self._marks[1], whole, doc_id)
 
     def remove(self, keys: Iterable[TermKey], doc_id: int) -> None:
         _record(self._removed, keys, doc_id)
@@ -230,34 +245,50 @@ class PostingsDelta:
         removed.clear()
 
     def _flush_marked(self, txn: Txn) -> None:
-        added, removed = self._added, self._removed
-        starts_added, whole_added = self._marks
+        added, removed, marks = self._added, self._removed, self.marks
         appender = Appender(txn, self.db)
         for key in sorted(added.keys() | removed.keys()):
             stored = txn.get(key, db=self.db) if appender.may_exist(key) else None
+            new = added.get(key, ())
+            counts = [0, *(len(by_key.get(key, ())) for by_key in marks[1:])]
+            gone = removed.get(key)
+            # The common case keeps the value's kind: every document added (and stored) marked alike,
+            # nothing removed.
+            if stored is None:
+                kind: int | None = START | WHOLE if counts[3] else START if counts[1] else 0
+                head = _KIND_OF.get(kind)
+            else:
+                head = stored[0] & ~_CODEC_BITS
+                kind = _UNIFORM.get(head)
+            alike = kind is not None and sum(counts) == counts[kind] == (len(new) if kind else 0)
+            if alike and head is not None and not gone:
+                docs = BitMap() if stored is None else decode_bitmap(stored)
+                docs.update(new)
+                encoded = encode_bitmap(docs)
+                appender.put(key, bytes((encoded[0] | head,)) + encoded[1:] if head else encoded)
+                continue
             if stored is None:
                 docs, starts, whole = BitMap(), BitMap(), BitMap()
             else:
                 docs, starts, whole = decode_all(stored)
-            gone = removed.get(key)
             if gone:
                 gone_set = BitMap(gone)
                 docs -= gone_set
                 starts -= gone_set
                 whole -= gone_set
-            new = added.get(key)
-            if new:
-                docs.update(new)
-                starts.update(starts_added.get(key, ()))
-                whole.update(whole_added.get(key, ()))
+            docs.update(new)
+            for marked in (START, START | WHOLE):
+                starts.update(marks[marked].get(key, ()))
+            for marked in (WHOLE, START | WHOLE):
+                whole.update(marks[marked].get(key, ()))
             if docs:
                 appender.put(key, encode_marked(docs, starts, whole))
             elif stored is not None:
                 txn.delete(key, db=self.db)
         added.clear()
         removed.clear()
-        starts_added.clear()
-        whole_added.clear()
+        for by_key in marks:
+            by_key.clear()
 
 
 class Appender:
@@ -321,6 +352,19 @@ class Deltas:
     def removing(self, doc_id: int) -> None:
         if doc_id in self._added:
             self.flush()
+
+    def mark(
+        self, doc_id: int, marks: int, word: TermKey, prefixes: list[TermKey], stem: list[TermKey]
+    ) -> None:
+        """``marks`` of a document's field on its first ``word``'s key, and START on the keys of its
+        short ``prefixes`` and of its ``stem`` (none when the stem is a word of the field)."""
+        self.words.marks[marks][word].append(doc_id)
+        if marks & START:
+            starting = self.prefixes.marks[START]
+            for key in prefixes:
+                starting[key].append(doc_id)
+            for key in stem:
+                self.stems.marks[START][key].append(doc_id)
 
     def flush(self) -> None:
         for delta in (self.words, self.prefixes, self.stems, self.facets):

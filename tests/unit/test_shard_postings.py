@@ -81,6 +81,7 @@ def test_marked_values_round_trip_and_cost_nothing_when_all_or_none_are_marked()
         (large, large, BitMap([7, 14])),
         (large, BitMap([0, 70]), BitMap([70, 77])),
         (BitMap([3]), BitMap(), BitMap([3])),
+        (large, large, BitMap()),
     ]
     for docs, starts, whole in cases:
         value = encode_marked(BitMap(docs), BitMap(starts), BitMap(whole))
@@ -91,6 +92,7 @@ def test_marked_values_round_trip_and_cost_nothing_when_all_or_none_are_marked()
     for docs in (BitMap([1, 5]), large):
         plain = encode_bitmap(BitMap(docs))
         assert len(encode_marked(BitMap(docs), BitMap(docs), BitMap(docs))) == len(plain)
+        assert len(encode_marked(BitMap(docs), BitMap(docs), BitMap())) == len(plain)
         assert encode_marked(BitMap(docs), BitMap(), BitMap()) == plain
 
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 from pyroaring import BitMap
 
 from shard.index.env import Database
-from shard.index.postings import SHORT_PREFIX_LENGTHS, START, WHOLE, term_docs
+from shard.index.postings import SHORT_PREFIX_LENGTHS, START, WHOLE, prefix_docs, term_docs
 from shard.query.context import SearchContext
 from shard.query.derivations import STEM_COST, Derivations
 from shard.query.docsets import typo_fields
@@ -88,9 +88,7 @@ class TermMarks:
             if len(prefix) in SHORT_PREFIX_LENGTHS:
                 found.append(self._read(env.prefixes, "p", prefix, mark, allowed))
             elif derivation.prefix_complete:
-                found.extend(
-                    self._read(env.words, "w", word, mark, allowed) for word in derivation.prefix_words
-                )
+                found.append(self._read_prefix(prefix, mark, allowed))
             else:
                 return None
         typo_only = _within(typo_fields(self.ctx), fields)
@@ -115,6 +113,19 @@ class TermMarks:
             self._read(words, "w", word, START, allowed),
             self.ctx.word_docs(word, allowed),
         )
+
+    def _read_prefix(self, prefix: str, mark: int | None, fields: set[int] | None) -> BitMap:
+        """Every word the (complete) prefix stands for, in one pass over its key range."""
+        if fields is not None and not fields:
+            return BitMap()
+        key = ("*", prefix, mark, None if fields is None else frozenset(fields))
+        docs = self._postings.get(key)
+        if docs is None:
+            ctx = self.ctx
+            docs = self._postings[key] = prefix_docs(
+                ctx.txn, ctx.env.words, ctx.index_id, prefix, fields, mark
+            )
+        return docs
 
     def _read(self, db: Database, table: str, term: str, mark: int | None, fields: set[int] | None) -> BitMap:
         if fields is not None and not fields:
