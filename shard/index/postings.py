@@ -254,8 +254,10 @@ class PostingsDelta:
             gone = removed.get(key)
             # The common case keeps the value's kind: every document added (and stored) marked alike,
             # nothing removed.
+            kind: int | None
+            head: int | None
             if stored is None:
-                kind: int | None = START | WHOLE if counts[3] else START if counts[1] else 0
+                kind = START | WHOLE if counts[3] else START if counts[1] else 0
                 head = _KIND_OF.get(kind)
             else:
                 head = stored[0] & ~_CODEC_BITS
