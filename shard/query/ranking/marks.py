@@ -1,10 +1,12 @@
-"""Word position and exactness of a one-term bucket from the postings' marks, without any record.
+"""Attribute rank, word position and exactness of a one-term bucket from postings, without any record.
 
 A short query (``a``, ``ca``, ``san``) matches thousands of documents, far more than the per-query
-record budget, yet with one kept term the two rules only ask where that term stands in a field, which
-the postings mark (``shard/index/postings.py``: START, the field's first word; WHOLE, the field's only
-word). So for every candidate, as the per-document costs would say:
+record budget, yet with one kept term these rules only ask in which field the term is and where it
+stands there, which the postings tell and mark (``shard/index/postings.py``: START, the field's first
+word; WHOLE, the field's only word). So for every candidate, as the per-document costs would say:
 
+- attribute rank: a derivation fitting the typo bucket is in a field of that weight (the fields'
+  own postings, no mark needed);
 - word position 0 (the term's query position being 0): a derivation fitting the typo bucket is the
   first word of an allowed field: the union of the derivations' START documents; the rest of the
   bucket keeps the per-document costs (and their budget);
