@@ -28,11 +28,12 @@ _MAX_RAW_EXTERNAL_ID = 506
 _HASHED_ID_PREFIX = 475
 
 
-FORMAT_VERSION = 4
+FORMAT_VERSION = 5
 """Bumped when what is stored changes meaning; 2: token records stored per document (record_store.py);
 3: positions and words analysed as the reference does (", " and ". " hard separators, ß kept), so an
 older store would answer with stale positions and ``ss`` words; 4: ``ø ł þ ħ`` kept, and combining
-marks Latin shares with Thai kept inside their word (an older store holds ``lodz`` and split words)."""
+marks Latin shares with Thai kept inside their word (an older store holds ``lodz`` and split words);
+5: postings values carry the START and WHOLE marks (postings.py), which an older store lacks."""
 _FORMAT_KEY = b"format-version"
 
 
@@ -64,7 +65,8 @@ class StoreEnv:
         self.external_ids = self.lmdb.open_db(b"external_ids")
         # index id + tag -> live doc id bitmap, stats counters, searchable field ids
         self.index_state = self.lmdb.open_db(b"index_state")
-        # index id + word + 0x00 + field id (u16) -> doc ids having the word in that field
+        # index id + word + 0x00 + field id (u16) -> doc ids having the word in that field, and those
+        # where it is the field's first word or whole value (postings.py)
         self.words = self.lmdb.open_db(b"words")
         # index id + first 1 or 2 characters of words + 0x00 + field id -> doc ids (short-prefix cache)
         self.prefixes = self.lmdb.open_db(b"prefixes")

@@ -14,7 +14,7 @@ import orjson
 
 from shard.analysis import AnalysisConfig, Analyzer
 from shard.analysis.locales import iso639_3
-from shard.index.postings import SHORT_PREFIX_LENGTHS, Deltas, term_keys
+from shard.index.postings import SHORT_PREFIX_LENGTHS, START, WHOLE, Deltas, term_keys
 from shard.index.record_store import RecordWriter
 from shard.index.records import FieldTokens, decode_record, encode_record
 from shard.index.settings import Settings, searchable_attributes
@@ -112,19 +112,32 @@ class Indexer:
         else:
             deltas.removing(doc_id)
         for entry in fields:
-            distinct = set(entry.words)
-            short_prefixes = {word[:length] for word in distinct for length in SHORT_PREFIX_LENGTHS}
-            stems: set[str] = set()
+            words = entry.words
+            first = words[0]
+            # Ordered, the first word's terms first, so their keys lead (the marks below).
+            distinct = dict.fromkeys(words)
+            short_prefixes = {word[:length]: None for word in distinct for length in SHORT_PREFIX_LENGTHS}
+            stems: list[str] = []
+            first_stem = None
             if entry.language is not None:
-                stem = self.analyzer.stem
-                stems = {stem(word, entry.language) for word in distinct} - distinct
+                stem, language = self.analyzer.stem, entry.language
+                stemmed = {stem(word, language): None for word in distinct}
+                first_stem = next(iter(stemmed))
+                stems = [term for term in stemmed if term not in distinct]
             tables = ((deltas.words, distinct), (deltas.prefixes, short_prefixes), (deltas.stems, stems))
-            for delta, terms in tables:
-                keys = term_keys(self.index_id, terms, entry.field_id)
+            keys = [term_keys(self.index_id, terms, entry.field_id) for _, terms in tables]
+            for (delta, _), table_keys in zip(tables, keys, strict=True):
                 if add:
-                    delta.add(keys, doc_id)
+                    delta.add(table_keys, doc_id)
                 else:
-                    delta.remove(keys, doc_id)
+                    delta.remove(table_keys, doc_id)
+            # The word position and exactness rules' marks (postings.START, WHOLE).
+            marks = (START if entry.positions[0] == 0 else 0) | (WHOLE if len(words) == 1 else 0)
+            if add and marks:
+                words_keys, prefix_keys, stem_keys = keys
+                stem_key = stem_keys[:1] if stems and stems[0] == first_stem else []
+                first_prefixes = prefix_keys[: 1 if len(first) == 1 else 2]
+                deltas.mark(doc_id, marks, words_keys[0], first_prefixes, stem_key)
 
     def _values(self, document: dict[str, Any]) -> Iterator[tuple[str, str]]:
         """(dotted path, text) of every searchable string or number leaf, in document order."""

@@ -34,7 +34,7 @@ class DocSets:
 
 def resolve(ctx: SearchContext, derivations: Derivations) -> DocSets:
     sets = DocSets(derivations)
-    typo_fields = _typo_fields(ctx)
+    typo_only = typo_fields(ctx)
 
     def add(cost: int, docs: BitMap) -> None:
         if docs:
@@ -42,7 +42,7 @@ def resolve(ctx: SearchContext, derivations: Derivations) -> DocSets:
             sets.by_cost[cost] = docs if current is None else current | docs
 
     for word, match in derivations.words.items():
-        add(match.cost, _word_docs(ctx, word, typo_fields if match.typos else ctx.allowed_fields))
+        add(match.cost, _word_docs(ctx, word, typo_only if match.typos else ctx.allowed_fields))
     if derivations.prefix is not None:
         add(derivations.prefix_cost, _prefix_docs(ctx, derivations))
     if derivations.stem is not None:
@@ -50,7 +50,7 @@ def resolve(ctx: SearchContext, derivations: Derivations) -> DocSets:
         stem_docs |= term_docs(ctx.txn, ctx.env.stems, ctx.index_id, derivations.stem, ctx.allowed_fields)
         add(STEM_COST, stem_docs)
     for words, match in derivations.phrases:
-        fields = typo_fields if match.typos else ctx.allowed_fields
+        fields = typo_only if match.typos else ctx.allowed_fields
         # Split words and synonyms are extra recall: past the check budget they are dropped rather
         # than verified document by document; a quoted phrase is what the user asked for.
         limit = None if match.exact else ctx.share(PHRASE_CHECK_BUDGET)
@@ -64,7 +64,7 @@ def resolve(ctx: SearchContext, derivations: Derivations) -> DocSets:
     return sets
 
 
-def _typo_fields(ctx: SearchContext) -> set[int] | None:
+def typo_fields(ctx: SearchContext) -> set[int] | None:
     """Fields typo derivations may match in: the allowed ones minus ``disableOnAttributes``."""
     if not ctx.exact_fields:
         return ctx.allowed_fields

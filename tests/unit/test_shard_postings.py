@@ -1,8 +1,8 @@
 """Postings and token records on one shard store: exact contents, and a return to empty.
 
 The property test drives random adds, updates and deletes of text documents and checks, after every
-batch, that the words table equals postings rebuilt from scratch from the model's documents, and
-that deleting everything leaves no key in any searchable database.
+batch, that the words table (with its START and WHOLE marks) equals postings rebuilt from scratch
+from the model's documents, and that deleting everything leaves no key in any searchable database.
 """
 
 from __future__ import annotations
@@ -19,7 +19,16 @@ from pyroaring import BitMap
 
 from shard.analysis import AnalysisConfig, Analyzer
 from shard.index.env import decode_u32
-from shard.index.postings import decode_bitmap, encode_bitmap, split_key
+from shard.index.postings import (
+    START,
+    WHOLE,
+    decode_all,
+    decode_bitmap,
+    decode_marked,
+    encode_bitmap,
+    encode_marked,
+    split_key,
+)
 from shard.index.settings import needs_rebuild
 from shard.store import ShardStore
 
@@ -62,6 +71,56 @@ def test_bitmap_codec_round_trips_small_and_large_sets() -> None:
         assert list(decode_bitmap(encode_bitmap(BitMap(ids)))) == ids
     assert len(encode_bitmap(BitMap([5]))) == 3, "a single small id costs a tag byte and two bytes"
     assert len(encode_bitmap(BitMap([70_000]))) == 5
+
+
+def test_marked_values_round_trip_and_cost_nothing_when_all_or_none_are_marked() -> None:
+    large = BitMap(range(0, 90_000, 7))
+    cases = [
+        (BitMap([1, 5]), BitMap(), BitMap()),
+        (BitMap([1, 5]), BitMap([1, 5]), BitMap([1, 5])),
+        (large, large, BitMap([7, 14])),
+        (large, BitMap([0, 70]), BitMap([70, 77])),
+        (BitMap([3]), BitMap(), BitMap([3])),
+        (large, large, BitMap()),
+    ]
+    for docs, starts, whole in cases:
+        value = encode_marked(BitMap(docs), BitMap(starts), BitMap(whole))
+        assert decode_bitmap(value) == docs
+        assert decode_marked(value, None) == docs
+        assert (decode_marked(value, START), decode_marked(value, WHOLE)) == (starts, whole)
+        assert decode_all(value) == (docs, starts, whole)
+    for docs in (BitMap([1, 5]), large):
+        plain = encode_bitmap(BitMap(docs))
+        assert len(encode_marked(BitMap(docs), BitMap(docs), BitMap(docs))) == len(plain)
+        assert len(encode_marked(BitMap(docs), BitMap(docs), BitMap())) == len(plain)
+        assert encode_marked(BitMap(docs), BitMap(), BitMap()) == plain
+
+
+def test_first_words_and_one_word_fields_are_marked(store: ShardStore) -> None:
+    add(
+        store,
+        1,
+        [{"id": 1, "title": "Running apples", "tags": ["apple", "zebra"]}, {"id": 2, "title": "apple"}],
+    )
+    with store.env.lmdb.begin() as txn:
+        marks = {
+            split_key(key): (set(decode_marked(value, START)), set(decode_marked(value, WHOLE)))
+            for key, value in txn.cursor(store.env.words)
+        }
+        prefixes = {
+            split_key(key): set(decode_marked(value, START)) for key, value in txn.cursor(store.env.prefixes)
+        }
+        stems = {
+            split_key(key): set(decode_marked(value, START)) for key, value in txn.cursor(store.env.stems)
+        }
+    assert marks[("running", 1)] == ({0}, set())
+    assert marks[("apples", 1)] == (set(), set())
+    assert marks[("apple", 1)] == ({1}, {1}), "a one-word field is its first word and its whole value"
+    assert marks[("apple", 2)] == ({0}, set()), "an array's first element starts the field"
+    assert marks[("zebra", 2)] == (set(), set())
+    assert marks[("1", 0)] == ({0}, {0})
+    assert prefixes[("ru", 1)] == {0} and prefixes[("a", 1)] == {1}
+    assert stems[("run", 1)] == {0}, "the first word's stem starts the field too"
 
 
 def test_words_prefixes_and_stems_are_posted_per_field(store: ShardStore) -> None:
@@ -153,6 +212,7 @@ def test_random_writes_keep_words_equal_to_a_rebuild_and_end_empty(
                     key = str(doc["id"])
                     model[key] = {**model[key], **doc} if kind == "update" and key in model else doc
                 assert _texts(store) == _model_words(model)
+                assert _marks(store) == _model_marks(model)
             store.apply_batch(999, [{"op": "deleteDocuments", "task": 999, "index": "x", "ids": list(model)}])
             for db in store.env.searchable:
                 assert table(store, db) == {}
@@ -167,6 +227,34 @@ def _texts(store: ShardStore) -> dict[str, set[str]]:
             decode_u32(doc_id): key[4:].decode() for key, doc_id in txn.cursor(store.env.external_ids)
         }
     return {word: {external[d] for d in docs} for word, docs in words_of(store).items()}
+
+
+def _marks(store: ShardStore) -> dict[tuple[str, int], set[str]]:
+    """(word, mark) -> external ids marked so in some field, read from the postings."""
+    with store.env.lmdb.begin() as txn:
+        external = {
+            decode_u32(doc_id): key[4:].decode() for key, doc_id in txn.cursor(store.env.external_ids)
+        }
+        found: dict[tuple[str, int], set[str]] = {}
+        for key, value in txn.cursor(store.env.words):
+            word, _ = split_key(key)
+            for mark in (START, WHOLE):
+                docs = {external[d] for d in decode_marked(value, mark)}
+                if docs:
+                    found.setdefault((word, mark), set()).update(docs)
+    return found
+
+
+def _model_marks(model: dict[str, dict[str, Any]]) -> dict[tuple[str, int], set[str]]:
+    found: dict[tuple[str, int], set[str]] = {}
+    for key, doc in model.items():
+        for values in ([str(doc["id"])], [doc.get("title", "")], doc.get("tags", [])):
+            words = [word for value in values for word in ANALYZER.index_text(value)[0]]
+            if words:
+                found.setdefault((words[0], START), set()).add(key)
+                if len(words) == 1:
+                    found.setdefault((words[0], WHOLE), set()).add(key)
+    return found
 
 
 def _model_words(model: dict[str, dict[str, Any]]) -> dict[str, set[str]]:

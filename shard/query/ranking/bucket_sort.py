@@ -22,6 +22,7 @@ from shard.query.distinct import Distinct
 from shard.query.occurrences import DocMatcher
 from shard.query.parse import ParsedQuery
 from shard.query.ranking.coverage import Coverage, Kept
+from shard.query.ranking.marks import TermMarks
 from shard.query.ranking.positional import DocumentCosts
 from shard.query.ranking.rules import DEFAULT_RULES, Rule, configured_rules
 from shard.query.ranking.score import SKIPPED, Rank, score
@@ -74,6 +75,7 @@ class Ranker:
         nearest_to = terms[0].position if len(terms) == 1 else None
         matcher = DocMatcher(derivations, ctx.allowed_fields, ctx.exact_fields, nearest_to)
         self.costs = DocumentCosts(ctx, query, derivations, matcher)
+        self.marks = TermMarks(ctx, query, derivations)
         names = ranking_rules or ctx.settings.get("rankingRules") or DEFAULT_RULES
         self.rules: list[Rule] = configured_rules(
             names,

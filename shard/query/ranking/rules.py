@@ -106,6 +106,51 @@ class CostRule:
             yield Bucket(BitMap(groups[cost]), Rank(self.name, ((top + 1 - cost, top + 1),)), kept, typos)
 
 
+class AttributeRankRule(CostRule):
+    """With one kept term, each weight's documents come from its fields' postings (``marks.py``),
+    whatever their number."""
+
+    def __init__(self) -> None:
+        super().__init__("attributeRank", DocumentCosts.attribute, DocumentCosts.attribute_max)
+
+    def buckets(self, ranker: Ranker, docs: BitMap, kept: Kept, typos: int | None) -> Iterator[Bucket]:
+        top = ranker.costs.attribute_max(kept)
+        remaining = docs
+        if top > 0:
+            for weight, fields in ranker.marks.weight_levels():
+                found = ranker.marks.in_fields(kept, typos, fields)
+                if found is None:
+                    break
+                part = remaining & found
+                if part:
+                    yield Bucket(part, Rank(self.name, ((top + 1 - weight, top + 1),)), kept, typos)
+                    remaining = remaining - part
+                if not remaining:
+                    return
+        yield from super().buckets(ranker, remaining, kept, typos)
+
+
+class WordPositionRule(CostRule):
+    """With one kept term, the documents where it stands first in a field (cost 0) come from the
+    postings' marks (``marks.py``), whatever their number; only the rest needs records."""
+
+    def __init__(self) -> None:
+        super().__init__("wordPosition", DocumentCosts.word_position, DocumentCosts.word_position_max)
+
+    def buckets(self, ranker: Ranker, docs: BitMap, kept: Kept, typos: int | None) -> Iterator[Bucket]:
+        starting = ranker.marks.starting(kept, typos)
+        if starting is None:
+            yield from super().buckets(ranker, docs, kept, typos)
+            return
+        first = docs & starting
+        if first:
+            top = ranker.costs.word_position_max(kept)
+            yield Bucket(first, Rank(self.name, ((top + 1, top + 1),)), kept, typos)
+        rest = docs - first
+        if rest:
+            yield from super().buckets(ranker, rest, kept, typos)
+
+
 class AttributeRule:
     """The legacy ``attribute`` rule: attribute rank, then word position, as one rule."""
 
@@ -136,22 +181,40 @@ class ExactnessRule:
     name = "exactness"
 
     def buckets(self, ranker: Ranker, docs: BitMap, kept: Kept, typos: int | None) -> Iterator[Bucket]:
+        marked = ranker.marks.exactness(kept)
+        if marked is not None:
+            # One kept term: its own word alone in a field, first in one, elsewhere, or absent.
+            whole, starting, anywhere = marked
+            exact = docs & whole
+            starts = (docs & starting) - exact
+            elsewhere = (docs & anywhere) - exact - starts
+            absent = docs - exact - starts - elsewhere
+            parts = (
+                (exact, (EXACT_MATCH, 0)),
+                (starts, (MATCHES_START, 0)),
+                (elsewhere, (2, 0)),
+                (absent, (2, 1)),
+            )
+            for part, order in parts:
+                if part:
+                    yield Bucket(part, self._rank(order, len(kept)), kept, typos)
+            return
         groups = ranker.group(docs, lambda doc_id: _exactness_order(ranker, doc_id, kept, typos))
         if groups is None:
             yield Bucket(docs, SKIPPED, kept, typos)
             return
-        most = len(kept)
         for order in sorted(groups):
-            kind, missing = order
-            if kind == EXACT_MATCH:
-                rank = Rank(self.name, ((3, 3),), {"matchType": "exactMatch"})
-            elif kind == MATCHES_START:
-                rank = Rank(self.name, ((2, 3),), {"matchType": "matchesStart"})
-            else:
-                exact = most - missing
-                details = {"matchType": "noExactMatch", "matchingWords": exact, "maxMatchingWords": most}
-                rank = Rank(self.name, ((1, 3), (exact + 1, most + 1)), details)
-            yield Bucket(BitMap(groups[order]), rank, kept, typos)
+            yield Bucket(BitMap(groups[order]), self._rank(order, len(kept)), kept, typos)
+
+    def _rank(self, order: tuple[int, int], most: int) -> Rank:
+        kind, missing = order
+        if kind == EXACT_MATCH:
+            return Rank(self.name, ((3, 3),), {"matchType": "exactMatch"})
+        if kind == MATCHES_START:
+            return Rank(self.name, ((2, 3),), {"matchType": "matchesStart"})
+        exact = most - missing
+        details = {"matchType": "noExactMatch", "matchingWords": exact, "maxMatchingWords": most}
+        return Rank(self.name, ((1, 3), (exact + 1, most + 1)), details)
 
 
 def _exactness_order(ranker: Ranker, doc_id: int, kept: Kept, typos: int | None) -> tuple[int, int]:
@@ -163,10 +226,8 @@ RELEVANCY_RULES: dict[str, Callable[[], Rule]] = {
     "words": WordsRule,
     "typo": TypoRule,
     "proximity": lambda: CostRule("proximity", DocumentCosts.proximity, DocumentCosts.proximity_max),
-    "attributeRank": lambda: CostRule("attributeRank", DocumentCosts.attribute, DocumentCosts.attribute_max),
-    "wordPosition": lambda: CostRule(
-        "wordPosition", DocumentCosts.word_position, DocumentCosts.word_position_max
-    ),
+    "attributeRank": AttributeRankRule,
+    "wordPosition": WordPositionRule,
     "attribute": AttributeRule,
     "exactness": ExactnessRule,
 }
