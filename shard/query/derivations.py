@@ -10,7 +10,7 @@ matching and highlighting all agree.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import Any
 
@@ -27,7 +27,8 @@ MAX_NGRAM = 3
 MIN_SPLIT_LENGTH = 4
 """Shorter words split only into letters and particles that are everywhere, never a real match."""
 STEM_COST = 1
-"""A word sharing only the stem ranks with one-typo words, below the query's own word."""
+"""What a word sharing only the stem costs the typo rule among the documents that need a stem to match
+(``ranking/stem_tier.py``); a query word's highest cost is at least this, as the reference's is 1."""
 _NUMBER_CHARS = frozenset("0123456789.,-+_/:")
 
 
@@ -64,6 +65,10 @@ class Derivations:
     most_cost: int = 0
     """The highest typo cost the settings allow this derivation, whatever this shard's vocabulary
     holds: the typo rule's maximum must be the same on every shard for their scores to compare."""
+
+    def without_stem(self) -> Derivations:
+        """The same matches but the stem's: what the first tier ranks with (``ranking/stem_tier.py``)."""
+        return self if self.stem is None else replace(self, stem=None, stem_words=frozenset())
 
 
 @dataclass(frozen=True)

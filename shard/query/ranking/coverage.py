@@ -19,9 +19,14 @@ Kept = tuple[int, ...]
 
 
 class Coverage:
-    def __init__(self, ctx: SearchContext, derivations: list[Derivations]) -> None:
+    def __init__(
+        self, ctx: SearchContext, derivations: list[Derivations], base: Coverage | None = None
+    ) -> None:
+        """``base``: the coverage of the same derivations without their stems, whose sets this one
+        extends with the stems' documents instead of resolving them again (``stem_tier.py``)."""
         self.ctx = ctx
         self.derivations = derivations
+        self.base = base
         self._by_span: dict[tuple[int, int], int] = {
             (derivation.first, derivation.last): number for number, derivation in enumerate(derivations)
         }
@@ -31,7 +36,8 @@ class Coverage:
     def sets(self, number: int) -> DocSets:
         sets = self._sets.get(number)
         if sets is None:
-            sets = self._sets[number] = resolve(self.ctx, self.derivations[number])
+            base = None if self.base is None else self.base.sets(number)
+            sets = self._sets[number] = resolve(self.ctx, self.derivations[number], base)
         return sets
 
     def term_docs(self, term: int) -> BitMap:
