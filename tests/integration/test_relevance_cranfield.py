@@ -16,8 +16,10 @@ from tests.support.cluster import RunningCluster
 
 # Measured at f866e81: last 0.1244, all 0.0354, frequency 0.2039 (python -m bench.run relevance).
 # Positions and exactness as the reference engine gives them (branch diff): last 0.1247, all 0.0354,
-# frequency 0.2029.
-FLOORS = {"last": 0.124, "all": 0.035, "frequency": 0.202}
+# frequency 0.2029. Stemmed matches a tier below every other match (branch stems: a word matched only
+# by its stem no longer counts for the words and typo rules of the documents that match without stems,
+# as the reference engine, which does not stem, ranks them): last 0.1142, all 0.0355, frequency 0.1969.
+FLOORS = {"last": 0.114, "all": 0.035, "frequency": 0.196}
 
 
 def test_cranfield_ndcg_at_10_does_not_regress(cluster: RunningCluster) -> None:
