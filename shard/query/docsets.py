@@ -26,9 +26,14 @@ class DocSets:
 
     derivations: Derivations
     by_cost: dict[int, BitMap] = field(default_factory=dict)
+    _all: BitMap | None = field(default=None, repr=False)
 
     def all(self) -> BitMap:
-        return BitMap.union(*self.by_cost.values()) if self.by_cost else BitMap()
+        """Every document the derivation matches, once resolved: computed once, not to be changed
+        (matching takes it for every kept set)."""
+        if self._all is None:
+            self._all = BitMap.union(*self.by_cost.values()) if self.by_cost else BitMap()
+        return self._all
 
 
 def resolve(ctx: SearchContext, derivations: Derivations, base: DocSets | None = None) -> DocSets:

@@ -60,11 +60,19 @@ class Coverage:
         return result
 
     def matching(self, kept: Kept) -> BitMap:
-        """Documents matching every kept term."""
+        """Documents matching every kept term: ``levels(kept)[-1]``, found without cost levels, since
+        no derivation costs more than its ``most_cost`` (the universe of both stem tiers is this)."""
         found = self._matches.get(kept)
         if found is None:
-            levels = self.levels(kept, None)
-            found = self._matches[kept] = levels[-1] if levels else BitMap()
+            reach = [self.ctx.state.live]
+            for position, options in enumerate(self.segments(kept)):
+                row = BitMap()
+                for number, size in options:
+                    before = reach[position + 1 - size]
+                    if before:
+                        row |= before & self.sets(number).all()
+                reach.append(row)
+            found = self._matches[kept] = reach[-1]
         return found
 
     def max_cost(self, kept: Kept) -> int:

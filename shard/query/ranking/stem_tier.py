@@ -71,7 +71,9 @@ class TieredRanker:
             "sort": sort,
             "distinct": distinct,
         }
-        self._ctx, self._query, self._derivations = ctx, query, derivations
+        self._ctx, self._query, self._derivations, self._distinct = ctx, query, derivations, distinct
+        self._same_kept_sets = strategy != "frequency"
+        """Only the frequency strategy's kept sets depend on the tier (on its term counts)."""
         self._coverage = Coverage(ctx, derivations, base=self.exact.coverage)
         self._tiers: tuple[BitMap, BitMap] | None = None
 
@@ -80,17 +82,33 @@ class TieredRanker:
         ranker = Ranker(
             self._ctx, self._query, self._derivations, coverage=self._coverage, **self._stemmed_args
         )
-        ranker.floor = (*self.exact.floor_ranks(), STEM_TIER)
         ranker.deadline = self.exact.deadline
+        return ranker
+
+    def _scoring(self) -> Ranker:
+        """The second tier's ranker, placed under the first tier once it scores (not to count it)."""
+        ranker = self.stemmed
+        if not ranker.floor:
+            ranker.floor = (*self.exact.floor_ranks(), STEM_TIER)
         return ranker
 
     def tiers(self) -> tuple[BitMap, BitMap]:
         """The documents matching without stems, and those matching only with them."""
         if self._tiers is None:
             first = self.exact.universe()
-            second = self.stemmed.universe() - first if self._stems_add_documents() else BitMap()
+            second = BitMap()
+            if self._stems_add_documents():
+                second = self._stemmed_universe() - first
             self._tiers = (first, second)
         return self._tiers
+
+    def _stemmed_universe(self) -> BitMap:
+        """``self.stemmed.universe()``, without building that ranker when the kept sets are the first
+        tier's: it is needed only if the second tier is ranked."""
+        if not self._same_kept_sets:
+            return self.stemmed.universe()
+        coverage = self._coverage
+        return BitMap.union(*(coverage.matching(kept) for kept in self.exact.kept_sets))
 
     def _stems_add_documents(self) -> bool:
         """Whether a term's stem matches a document its other derivations do not: else the second
@@ -103,41 +121,50 @@ class TieredRanker:
         )
 
     def universe(self) -> BitMap:
+        """Both tiers (the first tier's own set when the second is empty: not to be changed)."""
         first, second = self.tiers()
-        return first | second
+        return first | second if second else first
+
+    def _split(self, docs: BitMap) -> tuple[BitMap, BitMap]:
+        """``docs`` (of the universe) by tier; no set operation when the second tier is empty."""
+        _, second = self.tiers()
+        rest = docs & second if second else second
+        return (docs - rest if rest else docs), rest
 
     def rank(self, docs: BitMap, wanted: int) -> RankingOutcome:
-        first, _ = self.tiers()
-        outcome = self.exact.rank(docs & first, wanted)
-        rest = docs - first
+        head, rest = self._split(docs)
+        outcome = self.exact.rank(head, wanted)
         if not rest:
             return outcome
-        missing = max(0, wanted - len(outcome.docs))
-        stemmed = self.stemmed
-        if missing and self.exact.budget is not None:
+        missing = wanted - len(outcome.docs)
+        if missing <= 0:
+            # The page is full: the second tier only counts (as a bucket never explored counts).
+            distinct = self._distinct
+            more = len(rest) if distinct is None else rest.difference_cardinality(distinct.excluded)
+            return RankingOutcome(outcome.docs, outcome.candidates + more)
+        stemmed = self._scoring()
+        if self.exact.budget is not None:
             # One record budget for the whole query: the second tier gets what the first left.
             stemmed.budget = max(0, self.exact.budget - self.exact.costs.evaluated())
-        more = stemmed.rank(rest, missing)
-        return RankingOutcome(outcome.docs + more.docs, outcome.candidates + more.candidates)
+        ranked = stemmed.rank(rest, missing)
+        return RankingOutcome(outcome.docs + ranked.docs, outcome.candidates + ranked.candidates)
 
     def count(self, docs: BitMap, limit: int) -> int:
         """``Ranker.count`` over both tiers, the first counted first."""
         if self.exact.threshold is None:
             return len(docs)
-        first, _ = self.tiers()
-        counted = self.exact.count(docs & first, limit)
-        rest = docs - first
+        head, rest = self._split(docs)
+        counted = self.exact.count(head, limit)
         if not rest:
             return counted
         if counted >= limit:
             return counted + len(rest)
-        return counted + self.stemmed.count(rest, limit - counted)
+        return counted + self._scoring().count(rest, limit - counted)
 
     def kept(self, docs: BitMap) -> BitMap:
-        first, _ = self.tiers()
-        rest = docs - first
-        kept = self.exact.kept(docs & first)
-        return kept | self.stemmed.kept(rest) if rest else kept
+        head, rest = self._split(docs)
+        kept = self.exact.kept(head)
+        return kept | self._scoring().kept(rest) if rest else kept
 
 
 def count_terms(ctx: SearchContext, query: ParsedQuery, derivations: list[Derivations]) -> list[int]:
