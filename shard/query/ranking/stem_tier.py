@@ -14,13 +14,11 @@ a first-tier hit (not even one a budget left unranked, whose score sits at its b
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from functools import cached_property
 from typing import Any
 
 from pyroaring import BitMap
 
-from common.sort import SortCriterion
 from shard.query.context import SearchContext
 from shard.query.derivations import Derivations
 from shard.query.distinct import Distinct
@@ -44,35 +42,19 @@ class TieredRanker:
         query: ParsedQuery,
         derivations: list[Derivations],
         *,
-        strategy: str,
-        threshold: float | None,
         term_counts: list[int] | None = None,
-        sort: Sequence[SortCriterion] = (),
-        distinct: Distinct | None = None,
+        **options: Any,
     ) -> None:
-        """``term_counts``: the frequency strategy's counts, ``count_terms``' shape."""
+        """``options``: ``Ranker``'s (``strategy``, ``threshold``, ``sort``, ``distinct``), the same
+        for both tiers; ``term_counts``: the frequency strategy's counts, ``count_terms``' shape."""
         exact_counts, stemmed_counts = _split_counts(term_counts, len(query.terms))
         stemless = [derivation.without_stem() for derivation in derivations]
-        self.exact = Ranker(
-            ctx,
-            query,
-            stemless,
-            strategy=strategy,
-            threshold=threshold,
-            term_counts=exact_counts,
-            sort=sort,
-            distinct=distinct,
-        )
+        self.exact = Ranker(ctx, query, stemless, term_counts=exact_counts, **options)
         self.rules: list[Rule] = self.exact.rules
-        self._stemmed_args: dict[str, Any] = {
-            "strategy": strategy,
-            "threshold": threshold,
-            "term_counts": stemmed_counts,
-            "sort": sort,
-            "distinct": distinct,
-        }
-        self._ctx, self._query, self._derivations, self._distinct = ctx, query, derivations, distinct
-        self._same_kept_sets = strategy != "frequency"
+        self._stemmed_args: dict[str, Any] = {**options, "term_counts": stemmed_counts}
+        self._ctx, self._query, self._derivations = ctx, query, derivations
+        self._distinct: Distinct | None = options.get("distinct")
+        self._same_kept_sets = options["strategy"] != "frequency"
         """Only the frequency strategy's kept sets depend on the tier (on its term counts)."""
         self._coverage = Coverage(ctx, derivations, base=self.exact.coverage)
         self._tiers: tuple[BitMap, BitMap] | None = None
