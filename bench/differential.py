@@ -2,7 +2,10 @@
 
 Both engines get the same data (``movies``, ``cities``) and the same settings: the defaults plus the
 filterable and sortable attributes the queries need. Each query's first page (the ids of its default
-20 hits) is compared: **identical**, the **same hits** in another order, or **differing**. Classes
+20 hits) is compared: **identical**; **extended**, when the reference's page is its whole result
+(fewer hits than a page) and Sift's page starts with it in the same order, then holds more hits (the
+documents Sift matches through stems, which the reference does not have); the **same hits** in another
+order; or **differing**. Classes
 (``bench/queries.py`` draws the words, from documents sampled with the seed):
 
 - ``word``: one word of a document's title (``name``) or, for movies half of the time, its overview;
@@ -17,7 +20,8 @@ filterable and sortable attributes the queries need. Each query's first page (th
 The reference is unpacked from ``../shared/reference/`` and started on a free loopback port with a
 temporary data directory (``bench/reference.py``); without the binary the run says so and stops.
 Sift is started as the other benchmarks start it, on ``--data-dir`` when given (loaded once, reused).
-Differing cases (query, both id lists with their titles, both totals) go to a JSON Lines file.
+Cases that are not identical (query, both id lists with their titles, both totals, and for each hit of
+Sift's page that the reference's lacks, the words it matched in each attribute) go to a JSON Lines file.
 """
 
 from __future__ import annotations
@@ -49,7 +53,7 @@ SETTINGS: dict[str, dict[str, Any]] = {
     "cities": {"filterableAttributes": ["country", "_geo"], "sortableAttributes": ["_geo"]},
 }
 SAMPLE_DOCS = 2000
-VERDICTS = ("identical", "other order", "differ", "error")
+VERDICTS = ("identical", "extended", "other order", "differ", "error")
 _SETTINGS_TIMEOUT = 1200.0
 
 Draw = Callable[[dict[str, Any], random.Random], dict[str, Any] | None]
@@ -221,20 +225,71 @@ def compare(
     if any("error" in answer for answer in answers.values()):
         return {**case, "verdict": "error", **answers}
     pages = {engine: [hit[key] for hit in answer["hits"]] for engine, answer in answers.items()}
-    if pages["sift"] == pages["reference"]:
-        verdict = "identical"
-    elif sorted(pages["sift"]) == sorted(pages["reference"]):
-        verdict = "other order"
-    else:
-        verdict = "differ"
+    verdict = _verdict(pages["sift"], pages["reference"], answers["reference"].get("estimatedTotalHits"))
     for engine, answer in answers.items():
         case[engine] = [[hit[key], hit.get(title)] for hit in answer["hits"]]
         case[f"{engine}_total"] = answer.get("estimatedTotalHits")
+    extra = [doc for doc in pages["sift"] if doc not in set(pages["reference"])]
+    if extra:
+        case["sift_extra_matches"] = _matched_words(sift, dataset, body, extra)
     if "facets" in body:
         case["facets_equal"] = answers["sift"].get("facetDistribution") == answers["reference"].get(
             "facetDistribution"
         )
     return {**case, "verdict": verdict}
+
+
+def _verdict(sift: list[Any], reference: list[Any], reference_total: int | None) -> str:
+    """``extended`` only when the reference's page is its complete result, all of it leads Sift's page
+    in the same order and Sift's holds more: no reordering or missing hit can pass as one."""
+    if sift == reference:
+        return "identical"
+    if (
+        reference_total == len(reference)
+        and len(sift) > len(reference)
+        and sift[: len(reference)] == reference
+    ):
+        return "extended"
+    if sorted(sift) == sorted(reference):
+        return "other order"
+    return "differ"
+
+
+def _matched_words(
+    sift: httpx.Client, dataset: str, body: dict[str, Any], docs: list[Any]
+) -> dict[str, dict[str, list[str]]]:
+    """For each of ``docs`` (hits of Sift's page), the words ``_matchesPosition`` points at, per
+    attribute: whether they are stems, typos or prefixes of the query's words is there to read."""
+    key = DATASETS[dataset].primary_key
+    response = sift.post(
+        f"/indexes/{dataset}/search",
+        json={**body, "showMatchesPosition": True, "attributesToRetrieve": ["*"]},
+    )
+    if response.status_code != 200:
+        return {}
+    matched: dict[str, dict[str, list[str]]] = {}
+    for hit in response.json()["hits"]:
+        if hit[key] not in docs:
+            continue
+        words: dict[str, list[str]] = {}
+        for path, places in (hit.get("_matchesPosition") or {}).items():
+            for place in places:
+                value = _leaf(hit, path, place.get("indices") or [])
+                text = str(value).encode()[place["start"] : place["start"] + place["length"]]
+                words.setdefault(path, []).append(text.decode(errors="replace"))
+        matched[str(hit[key])] = words
+    return matched
+
+
+def _leaf(document: dict[str, Any], path: str, indices: list[int]) -> Any:
+    """The value at a dotted path, array positions taken in order from ``indices``."""
+    value: Any = document
+    remaining = list(indices)
+    for part in path.split("."):
+        value = value.get(part) if isinstance(value, dict) else None
+        while isinstance(value, list) and remaining:
+            value = value[remaining.pop(0)]
+    return value
 
 
 def run(args: argparse.Namespace, environment: dict[str, Any]) -> dict[str, Any]:
@@ -319,15 +374,18 @@ def render(report: dict[str, Any]) -> str:
         f"seed={options['seed']} queries/class={options['queries']} shards={options['shards']} "
         f"commit {env['commit']}",
         "",
-        f"{'dataset':<8} {'class':<8} {'queries':>7} {'identical':>10} {'other order':>12} {'differ':>7} "
-        f"{'error':>6} {'identical %':>12} {'facets equal':>13}",
+        f"{'dataset':<8} {'class':<8} {'queries':>7} {'identical':>10} {'extended':>9} {'other order':>12} "
+        f"{'differ':>7} {'error':>6} {'identical %':>12} {'+extended %':>12} {'facets equal':>13}",
     ]
     for row in report["summary"]:
-        share = 100 * row["identical"] / row["queries"] if row["queries"] else 0.0
+        queries = row["queries"] or 1
+        share = 100 * row["identical"] / queries
+        with_extended = 100 * (row["identical"] + row["extended"]) / queries
         facets = "-" if row["facets_equal"] is None else str(row["facets_equal"])
         lines.append(
             f"{row['dataset']:<8} {row['class']:<8} {row['queries']:>7} {row['identical']:>10} "
-            f"{row['other order']:>12} {row['differ']:>7} {row['error']:>6} {share:>11.1f}% {facets:>13}"
+            f"{row['extended']:>9} {row['other order']:>12} {row['differ']:>7} {row['error']:>6} "
+            f"{share:>11.1f}% {with_extended:>11.1f}% {facets:>13}"
         )
     lines.append(f"\ncases that are not identical: {report['cases_file']}")
     return "\n".join(lines)

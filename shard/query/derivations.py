@@ -26,7 +26,8 @@ from shard.query.vocabulary import PREFIX_LIMIT, prefix_words
 
 MAX_NGRAM = 3
 STEM_COST = 1
-"""A word sharing only the stem ranks with one-typo words, below the query's own word."""
+"""What a word sharing only the stem costs the typo rule among the documents that need a stem to match
+(``ranking/stem_tier.py``); a query word's highest cost is at least this, as the reference's is 1."""
 _NUMBER_CHARS = frozenset("0123456789.,-+_/:")
 
 
@@ -63,6 +64,15 @@ class Derivations:
     most_cost: int = 0
     """The highest typo cost the settings allow this derivation, whatever this shard's vocabulary
     holds: the typo rule's maximum must be the same on every shard for their scores to compare."""
+
+    def without_stem(self) -> Derivations:
+        """The same matches but the stem's: what the first tier ranks with (``ranking/stem_tier.py``)."""
+        if self.stem is None:
+            return self
+        # A shallow copy, as dataclasses.replace makes, at a quarter of its cost (every search).
+        clone = object.__new__(Derivations)
+        clone.__dict__ = {**self.__dict__, "stem": None, "stem_words": frozenset()}
+        return clone
 
 
 @dataclass(frozen=True)

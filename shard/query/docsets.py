@@ -27,41 +27,66 @@ class DocSets:
 
     derivations: Derivations
     by_cost: dict[int, BitMap] = field(default_factory=dict)
+    _all: BitMap | None = field(default=None, repr=False)
 
     def all(self) -> BitMap:
-        return BitMap.union(*self.by_cost.values()) if self.by_cost else BitMap()
+        """Every document the derivation matches, once resolved: computed once, not to be changed
+        (matching takes it for every kept set)."""
+        if self._all is None:
+            self._all = BitMap.union(*self.by_cost.values()) if self.by_cost else BitMap()
+        return self._all
 
 
-def resolve(ctx: SearchContext, derivations: Derivations) -> DocSets:
+def resolve(ctx: SearchContext, derivations: Derivations, base: DocSets | None = None) -> DocSets:
+    """``base``: the same derivation's sets without its stem, resolved already (the first tier's):
+    only the stem's documents are then looked up and added to them."""
+    if base is not None:
+        if derivations.stem is None:
+            return base
+        sets = DocSets(derivations, dict(base.by_cost))
+        _add(sets, STEM_COST, _stem_docs(ctx, derivations.stem))
+        return _cheapest(sets)
     sets = DocSets(derivations)
     typo_only = typo_fields(ctx)
-
-    def add(cost: int, docs: BitMap) -> None:
-        if docs:
-            current = sets.by_cost.get(cost)
-            sets.by_cost[cost] = docs if current is None else current | docs
-
     for word, match in derivations.words.items():
-        add(match.cost, _word_docs(ctx, word, typo_only if match.typos else ctx.allowed_fields))
+        _add(sets, match.cost, _word_docs(ctx, word, typo_only if match.typos else ctx.allowed_fields))
     if derivations.prefix is not None:
-        add(derivations.prefix_cost, _prefix_docs(ctx, derivations))
+        _add(sets, derivations.prefix_cost, _prefix_docs(ctx, derivations))
     if derivations.stem is not None:
-        stem_docs = _word_docs(ctx, derivations.stem, ctx.allowed_fields)
-        stem_docs |= term_docs(ctx.txn, ctx.env.stems, ctx.index_id, derivations.stem, ctx.allowed_fields)
-        add(STEM_COST, stem_docs)
+        _add(sets, STEM_COST, _stem_docs(ctx, derivations.stem))
     for words, match in derivations.phrases:
         fields = typo_only if match.typos else ctx.allowed_fields
         # Split words and synonyms are extra recall: past the check budget they are dropped rather
         # than verified document by document; a quoted phrase is what the user asked for.
         limit = None if match.exact else ctx.share(PHRASE_CHECK_BUDGET)
-        add(match.cost, _cached_phrase_docs(ctx, words, fields, limit))
-    # A document matched at several costs counts at its cheapest.
+        _add(sets, match.cost, _cached_phrase_docs(ctx, words, fields, limit))
+    return _cheapest(sets)
+
+
+def _add(sets: DocSets, cost: int, docs: BitMap) -> None:
+    """Never in place: the sets of a stemless derivation are shared with its stemmed twin."""
+    if docs:
+        current = sets.by_cost.get(cost)
+        sets.by_cost[cost] = docs if current is None else current | docs
+
+
+def _cheapest(sets: DocSets) -> DocSets:
+    """A document matched at several costs counts at its cheapest."""
     seen = BitMap()
+    by_cost: dict[int, BitMap] = {}
     for cost in sorted(sets.by_cost):
-        sets.by_cost[cost] -= seen
-        seen |= sets.by_cost[cost]
-    sets.by_cost = {cost: docs for cost, docs in sets.by_cost.items() if docs}
+        docs = sets.by_cost[cost] - seen
+        if docs:
+            by_cost[cost] = docs
+            seen |= docs
+    sets.by_cost = by_cost
     return sets
+
+
+def _stem_docs(ctx: SearchContext, stem: str) -> BitMap:
+    docs = _word_docs(ctx, stem, ctx.allowed_fields)
+    docs |= term_docs(ctx.txn, ctx.env.stems, ctx.index_id, stem, ctx.allowed_fields)
+    return docs
 
 
 def typo_fields(ctx: SearchContext) -> set[int] | None:

@@ -32,10 +32,9 @@ from shard.query.facet_reply import facet_reply
 from shard.query.highlighting import DerivationMatcher
 from shard.query.parse import ParsedQuery, parse_query
 from shard.query.pinned import pinned_documents
-from shard.query.ranking.bucket_sort import RankedDoc, Ranker
-from shard.query.ranking.coverage import Coverage
-from shard.query.ranking.score import details, score, score_groups, sort_key
+from shard.query.ranking.bucket_sort import RankedDoc
 from shard.query.ranking.sort import first_geo_point, query_sort, rule_groups
+from shard.query.ranking.stem_tier import TieredRanker, count_terms, hit_scores
 from shard.query.search_filter import filtered_out
 
 Entry = list[Any]
@@ -51,7 +50,8 @@ class SearchResult:
     candidates: int
     max_total_hits: int
     term_counts: list[int] | None = None
-    """With ``countTerms``: each query term's matching documents, for the frequency strategy."""
+    """With ``countTerms``: each query term's matching documents without its stem, then with it, for
+    the frequency strategy (``stem_tier.count_terms``)."""
     facets: dict[str, Any] | None = None
     """With ``facets`` or ``facetSearch``: this shard's counts over the candidates (shard/facet/)."""
     rule_groups: list[dict[str, Any] | None] | None = None
@@ -110,8 +110,7 @@ def search(
     derivations = derive(ctx, query, _query_language(ctx, params.get("q"), locales))
     lap(steps, "resolve query")
     if params.get("countTerms"):
-        coverage = Coverage(ctx, derivations)
-        counts = [len(coverage.term_docs(term.index)) for term in query.terms]
+        counts = count_terms(ctx, query, derivations)
         lap(steps, "count terms")
         return SearchResult([], 0, cap, counts)
     unfiltered = filtered_out(ctx, params)
@@ -121,7 +120,7 @@ def search(
     criteria = query_sort(ctx, params.get("sort"))
     distinct_field = distinct_attribute(ctx, params)
     distinct = None if distinct_field is None else Distinct(ctx, distinct_field)
-    ranker = Ranker(
+    ranker = TieredRanker(
         ctx,
         query,
         derivations,
@@ -181,7 +180,7 @@ def _candidates(ctx: SearchContext, params: dict[str, Any], scored: bool) -> Bit
     derivations = derive(ctx, query, _query_language(ctx, params.get("q"), locales))
     strategy = params.get("matchingStrategy", "last")
     threshold = params.get("rankingScoreThreshold") if scored else None
-    ranker = Ranker(
+    ranker = TieredRanker(
         ctx, query, derivations, strategy=strategy, threshold=threshold, term_counts=params.get("termCounts")
     )
     return ranker.kept(ranker.universe() - excluded)
@@ -267,10 +266,8 @@ def _entries(
             if positions is not None:
                 hit["_matchesPosition"] = positions
         values = None if distinct is None else distinct.values[doc.doc_id]
-        ranks = doc.ranks
-        entries.append(
-            [sequence, sort_key(ranks), score(ranks), details(ranks), hit, values, score_groups(ranks)]
-        )
+        key, relevancy, shown, groups = hit_scores(doc)
+        entries.append([sequence, key, relevancy, shown, hit, values, groups])
     return entries
 
 

@@ -19,9 +19,14 @@ Kept = tuple[int, ...]
 
 
 class Coverage:
-    def __init__(self, ctx: SearchContext, derivations: list[Derivations]) -> None:
+    def __init__(
+        self, ctx: SearchContext, derivations: list[Derivations], base: Coverage | None = None
+    ) -> None:
+        """``base``: the coverage of the same derivations without their stems, whose sets this one
+        extends with the stems' documents instead of resolving them again (``stem_tier.py``)."""
         self.ctx = ctx
         self.derivations = derivations
+        self.base = base
         self._by_span: dict[tuple[int, int], int] = {
             (derivation.first, derivation.last): number for number, derivation in enumerate(derivations)
         }
@@ -31,7 +36,8 @@ class Coverage:
     def sets(self, number: int) -> DocSets:
         sets = self._sets.get(number)
         if sets is None:
-            sets = self._sets[number] = resolve(self.ctx, self.derivations[number])
+            base = None if self.base is None else self.base.sets(number)
+            sets = self._sets[number] = resolve(self.ctx, self.derivations[number], base)
         return sets
 
     def term_docs(self, term: int) -> BitMap:
@@ -54,11 +60,19 @@ class Coverage:
         return result
 
     def matching(self, kept: Kept) -> BitMap:
-        """Documents matching every kept term."""
+        """Documents matching every kept term: ``levels(kept)[-1]``, found without cost levels, since
+        no derivation costs more than its ``most_cost`` (the universe of both stem tiers is this)."""
         found = self._matches.get(kept)
         if found is None:
-            levels = self.levels(kept, None)
-            found = self._matches[kept] = levels[-1] if levels else BitMap()
+            reach = [self.ctx.state.live]
+            for position, options in enumerate(self.segments(kept)):
+                row = BitMap()
+                for number, size in options:
+                    before = reach[position + 1 - size]
+                    if before:
+                        row |= before & self.sets(number).all()
+                reach.append(row)
+            found = self._matches[kept] = reach[-1]
         return found
 
     def max_cost(self, kept: Kept) -> int:
