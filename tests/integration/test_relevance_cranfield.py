@@ -18,12 +18,11 @@ from tests.support.cluster import RunningCluster
 # Positions and exactness as the reference engine gives them (branch diff): last 0.1247, all 0.0354,
 # frequency 0.2029. Proximity scoped to the typo bucket and exactness as the reference checks it
 # (branch order, for the differential's first pages): last 0.1238, all 0.0347, frequency 0.2022.
-FLOORS = {"last": 0.1235, "all": 0.0345, "frequency": 0.202}
-#STEMS
-# frequency 0.2029. Stemmed matches a tier below every other match (branch stems: a word matched only
-# by its stem no longer counts for the words and typo rules of the documents that match without stems,
-# as the reference engine, which does not stem, ranks them): last 0.1142, all 0.0355, frequency 0.1969.
-FLOORS = {"last": 0.114, "all": 0.035, "frequency": 0.196}
+# Stemmed matches a tier below every other match (branch stems: a word matched only by its stem no
+# longer counts for the words and typo rules of documents that match without stems, as the reference,
+# which does not stem, ranks them), merged with the above at 3474f4e: last 0.1126, all 0.0347,
+# frequency 0.1961. The opt-in keyword scoring of issue 24 is where Cranfield is to be won back.
+FLOORS = {"last": 0.112, "all": 0.0345, "frequency": 0.195}
 
 
 def test_cranfield_ndcg_at_10_does_not_regress(cluster: RunningCluster) -> None:
