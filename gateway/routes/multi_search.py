@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Awaitable, Sequence
+from datetime import UTC, datetime
 from typing import Any, TypeVar
 
 from sanic import Blueprint, HTTPResponse, Request, Sanic
@@ -33,7 +34,7 @@ from gateway.search.federated_rules import check_comparable
 from gateway.search.federation import federated_response, short_of_hits, union_totals
 from gateway.search.multi import MultiSearch, Query, QueryError, parse_multi_search
 from gateway.search.params import page_window
-from gateway.search.pins import search_pins
+from gateway.search.pins import dynamic_rules, pins_of
 from gateway.search.queue import search_slot
 from gateway.search.runner import IndexSearch, search_index
 from gateway.search.single import run_search
@@ -109,7 +110,8 @@ async def _federated_queries(
 ) -> list[IndexSearch]:
     """Every query's best ``wanted`` hits, with the rule groups the merge checks (``federated_rules``)
     and the documents its dynamic search rules pin."""
-    pins = await _each(queries, [search_pins(app, q.index_uid, q.params) for q in queries])
+    rules, now = await dynamic_rules(app), datetime.now(UTC)
+    pins = [pins_of(rules, q.index_uid, q.params, now) for q in queries]
     runs = [
         search_index(
             app,

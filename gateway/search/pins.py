@@ -62,10 +62,17 @@ def pins_soon(app: Sanic, uid: str, params: dict[str, Any]) -> asyncio.Future[li
 
 async def search_pins(app: Sanic, uid: str, params: dict[str, Any]) -> list[Pin]:
     """The pins of ``uid``'s search with ``params``, in placing order; none while the feature is off."""
+    return pins_of(await dynamic_rules(app), uid, params, datetime.now(UTC))
+
+
+async def dynamic_rules(app: Sanic) -> list[dict[str, Any]]:
+    """Every rule, in creation order (one read for all the queries of a request); none while the
+    feature is off."""
     if not app.ctx.features.enabled("dynamicSearchRules"):
         return []
     reply = await app.ctx.cluster.ask_scheduler("ListDynamicSearchRules", {})
-    return pins_of(reply["results"], uid, params, datetime.now(UTC))
+    rules: list[dict[str, Any]] = reply["results"]
+    return rules
 
 
 def pins_of(rules: Iterable[dict[str, Any]], uid: str, params: dict[str, Any], now: datetime) -> list[Pin]:
@@ -97,10 +104,9 @@ class _Query:
     """What a rule's query condition looks at in ``q``."""
 
     def __init__(self, q: str) -> None:
-        text = _NEGATED.sub(" ", q)
-        self.empty = _WORD.search(text) is None
+        self.empty = _WORD.search(_NEGATED.sub(" ", q)) is None
         """No word outside negations (a phrase's words count, stop words too)."""
-        self.words = query_words(text)
+        self.words = query_words(q)
 
 
 def query_words(q: str) -> set[str]:
