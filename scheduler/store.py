@@ -83,31 +83,36 @@ class Txn:
     def delete_batch(self, uid: int) -> None:
         self.txn.delete(_key(uid), db=self.store.batches_db)
 
+    def _put_json(self, db: Any, key: bytes, value: Any) -> None:
+        self.txn.put(key, orjson.dumps(value), db=db)
+
+    def _get_json(self, db: Any, key: bytes) -> Any:
+        raw = self.txn.get(key, db=db)
+        return orjson.loads(raw) if raw is not None else None
+
     def put_index(self, index: dict[str, Any]) -> None:
-        self.txn.put(index["uid"].encode(), orjson.dumps(index), db=self.store.catalog_db)
+        self._put_json(self.store.catalog_db, index["uid"].encode(), index)
 
     def delete_index(self, uid: str) -> None:
         self.txn.delete(uid.encode(), db=self.store.catalog_db)
 
     def put_key(self, record: dict[str, Any]) -> None:
-        self.txn.put(record["uid"].encode(), orjson.dumps(record), db=self.store.keys_db)
+        self._put_json(self.store.keys_db, record["uid"].encode(), record)
 
     def delete_key(self, uid: str) -> None:
         self.txn.delete(uid.encode(), db=self.store.keys_db)
 
     def get_key(self, uid: str) -> dict[str, Any] | None:
-        raw = self.txn.get(uid.encode(), db=self.store.keys_db)
-        return orjson.loads(raw) if raw is not None else None
+        return self._get_json(self.store.keys_db, uid.encode())
 
     def put_webhook(self, record: dict[str, Any]) -> None:
-        self.txn.put(record["uuid"].encode(), orjson.dumps(record), db=self.store.webhooks_db)
+        self._put_json(self.store.webhooks_db, record["uuid"].encode(), record)
 
     def delete_webhook(self, uuid: str) -> None:
         self.txn.delete(uuid.encode(), db=self.store.webhooks_db)
 
     def get_webhook(self, uuid: str) -> dict[str, Any] | None:
-        raw = self.txn.get(uuid.encode(), db=self.store.webhooks_db)
-        return orjson.loads(raw) if raw is not None else None
+        return self._get_json(self.store.webhooks_db, uuid.encode())
 
     def list_webhooks(self) -> list[dict[str, Any]]:
         """By uuid: the order ``GET /webhooks`` shows them in."""
@@ -141,16 +146,14 @@ class Txn:
             self.txn.put(name.encode(), orjson.dumps(value), db=self.store.meta_db)
 
     def get_meta(self, name: str, default: Any = None) -> Any:
-        raw = self.txn.get(name.encode(), db=self.store.meta_db)
-        return orjson.loads(raw) if raw is not None else default
+        value = self._get_json(self.store.meta_db, name.encode())
+        return default if value is None else value
 
     def get_task(self, uid: int) -> dict[str, Any] | None:
-        raw = self.txn.get(_key(uid), db=self.store.tasks_db)
-        return orjson.loads(raw) if raw is not None else None
+        return self._get_json(self.store.tasks_db, _key(uid))
 
     def get_index(self, uid: str) -> dict[str, Any] | None:
-        raw = self.txn.get(uid.encode(), db=self.store.catalog_db)
-        return orjson.loads(raw) if raw is not None else None
+        return self._get_json(self.store.catalog_db, uid.encode())
 
 
 def new_index_record(uid: str, now: int, primary_key: str | None = None) -> dict[str, Any]:
