@@ -13,29 +13,16 @@ import re
 from datetime import datetime
 from typing import Any
 
-from common.errors import ApiError
+from common.errors import ApiError, invalid_index_uid
+from common.index_patterns import is_valid_index_uid
 from common.validation import Kind, Schema, Spec, validate
 
 TASK_INDEX_UID = ".meili_dsr"
 """The ``indexUid`` of ``dsrUpdate``/``dsrClear`` tasks (core.md §3.4.1)."""
 
-_UID = re.compile(r"^[A-Za-z0-9_-]+$")
-_MAX_UID_BYTES = 400
 _ACTIONS_CODE = "invalid_dynamic_search_rule_actions"
 _DEFAULTS: dict[str, Any] = {"active": True, "conditions": {}, "actions": []}
 _FIELD_ORDER = ("uid", "description", "lastUpdatedAt", "precedence", "active", "conditions", "actions")
-
-
-def invalid_uid_message(uid: str) -> str:
-    return (
-        f"`{uid}` is not a valid index uid. Index uid can be an integer or a string containing only"
-        " alphanumeric characters, hyphens (-) and underscores (_), and can not be more than 512 bytes."
-    )
-
-
-def is_valid_uid(uid: str) -> bool:
-    """Rule uids follow the index uid rule."""
-    return bool(_UID.match(uid)) and len(uid.encode()) <= _MAX_UID_BYTES
 
 
 def rule_not_found(uid: str) -> ApiError:
@@ -58,7 +45,7 @@ def _rfc3339(value: str) -> str | None:
 
 
 def _selector_uid(value: str) -> str | None:
-    return None if is_valid_uid(value) else invalid_uid_message(value)
+    return None if is_valid_index_uid(value) else invalid_index_uid(value).message
 
 
 _DATE = Spec(Kind.STRING, nullable=True, check=_rfc3339)

@@ -10,6 +10,13 @@ import re
 from collections.abc import Iterable
 
 _PATTERN = re.compile(r"^[A-Za-z0-9_-]*\*?$")
+_INDEX_UID = re.compile(r"^[A-Za-z0-9_-]+$")
+_MAX_INDEX_UID_BYTES = 400
+
+
+def is_valid_index_uid(uid: str) -> bool:
+    """The index uid rule (core.md §5), which dynamic search rule uids follow too."""
+    return bool(_INDEX_UID.match(uid)) and len(uid.encode()) <= _MAX_INDEX_UID_BYTES
 
 
 def is_valid_pattern(pattern: str) -> bool:

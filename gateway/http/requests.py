@@ -2,17 +2,14 @@
 
 from __future__ import annotations
 
-import re
 from typing import Any
 from urllib.parse import parse_qs
 
 from sanic import Request
 
 from common.errors import invalid_content_type, invalid_index_uid, missing_content_type
+from common.index_patterns import is_valid_index_uid
 from common.validation import QuerySchema, parse_json_body
-
-_INDEX_UID = re.compile(r"^[A-Za-z0-9_-]+$")
-_MAX_INDEX_UID_BYTES = 400
 
 
 def query_args(request: Request) -> dict[str, list[str]]:
@@ -34,10 +31,6 @@ def json_body(request: Request) -> Any:
     if "/" not in media or not (subtype == "json" or subtype.endswith("+json")):
         raise invalid_content_type(content_type, ["application/json"])
     return parse_json_body(request.body)
-
-
-def is_valid_index_uid(uid: str) -> bool:
-    return bool(_INDEX_UID.match(uid)) and len(uid.encode()) <= _MAX_INDEX_UID_BYTES
 
 
 def checked_index_uid(uid: str) -> str:

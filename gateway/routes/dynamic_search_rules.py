@@ -14,13 +14,12 @@ from sanic import Blueprint, HTTPResponse, Request
 from common.dynamic_search_rules import (
     LIST,
     TASK_INDEX_UID,
-    invalid_uid_message,
-    is_valid_uid,
     matches_filter,
     rule_not_found,
     validate_patch,
 )
-from common.errors import ApiError
+from common.errors import ApiError, invalid_index_uid
+from common.index_patterns import is_valid_index_uid
 from common.timefmt import parse_rfc3339
 from gateway.features import RuntimeFeatures
 from gateway.http.requests import json_body
@@ -42,8 +41,8 @@ def _require_feature(request: Request, what: str) -> None:
 
 def _checked_uid(uid: str) -> str:
     """No rule can have an invalid uid: it is not found (the reference answers 404 too)."""
-    if not is_valid_uid(uid):
-        raise ApiError("dynamic_search_rule_not_found", invalid_uid_message(uid))
+    if not is_valid_index_uid(uid):
+        raise ApiError("dynamic_search_rule_not_found", invalid_index_uid(uid).message)
     return uid
 
 

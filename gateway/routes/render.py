@@ -20,7 +20,7 @@ from common.document_template import (
     parse_template,
     render_document,
 )
-from common.errors import ApiError
+from common.errors import ApiError, invalid_index_uid
 from common.validation import Kind, Schema, Spec
 from gateway.auth.access import KeyAccess
 from gateway.auth.requests import access_of, require_indexes
@@ -39,12 +39,7 @@ _INPUT_KINDS = ("indexDocument", "inlineDocument", "inlineSearch")
 
 
 def _index_uid(value: str) -> str | None:
-    if is_valid_index_uid(value):
-        return None
-    return (
-        f"`{value}` is not a valid index uid. Index uid can be an integer or a string containing only"
-        " alphanumeric characters, hyphens (-) and underscores (_), and can not be more than 512 bytes."
-    )
+    return None if is_valid_index_uid(value) else invalid_index_uid(value).message
 
 
 _UID = Spec(Kind.STRING, nullable=True, check=_index_uid)
