@@ -16,6 +16,7 @@ import logging
 import socket
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import httpx
 
@@ -109,14 +110,39 @@ class AllowedNetworks:
 async def resolve_allowed(host: str, port: int, allowed: AllowedNetworks) -> IPAddress:
     """The address to connect to: ``host`` resolved once, refused if any of its addresses is not
     allowed (a name answering both a public and a private address could otherwise pick either)."""
-    try:
-        addresses: Sequence[IPAddress] = [ipaddress.ip_address(host)]
-    except ValueError:
+    addresses = _literal(host)
+    if addresses is None:
         try:
-            infos = await asyncio.get_running_loop().getaddrinfo(host, port, type=socket.SOCK_STREAM)
+            loop = asyncio.get_running_loop()
+            addresses = _addresses(await loop.getaddrinfo(host, port, type=socket.SOCK_STREAM))
         except OSError as error:
             raise httpx.ConnectError(f"cannot resolve `{host}`: {error}") from error
-        addresses = list(dict.fromkeys(ipaddress.ip_address(str(info[4][0]).split("%")[0]) for info in infos))
+    return _checked(host, addresses, allowed)
+
+
+def resolve_allowed_sync(host: str, port: int, allowed: AllowedNetworks) -> IPAddress:
+    """``resolve_allowed`` for callers outside an event loop (embedders run in worker threads)."""
+    addresses = _literal(host)
+    if addresses is None:
+        try:
+            addresses = _addresses(socket.getaddrinfo(host, port, type=socket.SOCK_STREAM))
+        except OSError as error:
+            raise httpx.ConnectError(f"cannot resolve `{host}`: {error}") from error
+    return _checked(host, addresses, allowed)
+
+
+def _literal(host: str) -> list[IPAddress] | None:
+    try:
+        return [ipaddress.ip_address(host)]
+    except ValueError:
+        return None
+
+
+def _addresses(infos: Sequence[tuple[Any, ...]]) -> list[IPAddress]:
+    return list(dict.fromkeys(ipaddress.ip_address(str(info[4][0]).split("%")[0]) for info in infos))
+
+
+def _checked(host: str, addresses: Sequence[IPAddress], allowed: AllowedNetworks) -> IPAddress:
     for address in addresses:
         if not allowed.allows(address):
             raise OutboundRefused(
@@ -124,6 +150,36 @@ async def resolve_allowed(host: str, port: int, allowed: AllowedNetworks) -> IPA
                 "with `--experimental-allowed-ip-networks`"
             )
     return addresses[0]
+
+
+def _target(url: str) -> tuple[httpx.URL, str, int]:
+    """The URL to call, its host and port; refused unless it is an http(s) URL with a host."""
+    try:
+        target = httpx.URL(url.strip("\x00\x01\x02\x03\x04\x05\x06\x07\x08\t\n\x0b\x0c\r\x0e\x0f "))
+    except httpx.InvalidURL as error:
+        raise OutboundRefused(f"`{url}` is not a URL this server can call: {error}") from None
+    if target.scheme not in ("http", "https") or not target.raw_host:
+        raise OutboundRefused(f"`{url}` is not an `http://` or `https://` URL with a host")
+    return target, target.raw_host.decode("ascii"), target.port or (443 if target.scheme == "https" else 80)
+
+
+def _pinned(
+    client: httpx.Client | httpx.AsyncClient,
+    target: httpx.URL,
+    host: str,
+    address: IPAddress,
+    content: bytes,
+    headers: list[tuple[bytes, bytes]],
+) -> httpx.Request:
+    """A POST to the checked ``address``, the URL's host kept for ``Host``, SNI and the certificate."""
+    extensions = {"sni_hostname": host} if target.scheme == "https" else {}
+    return client.build_request(
+        "POST",
+        target.copy_with(host=str(address)),
+        content=content,
+        headers=[(b"Host", target.netloc.rpartition(b"@")[2]), *headers],
+        extensions=extensions,
+    )
 
 
 class OutboundClient:
@@ -142,24 +198,10 @@ class OutboundClient:
     async def post(self, url: str, content: bytes, headers: list[tuple[bytes, bytes]]) -> int:
         """The response status (the body is not kept). Raises ``OutboundRefused``, ``httpx.HTTPError``
         (connection problems) or ``TimeoutError`` (the whole exchange took longer than the timeout)."""
-        try:
-            target = httpx.URL(url.strip("\x00\x01\x02\x03\x04\x05\x06\x07\x08\t\n\x0b\x0c\r\x0e\x0f "))
-        except httpx.InvalidURL as error:
-            raise OutboundRefused(f"`{url}` is not a URL this server can call: {error}") from None
-        if target.scheme not in ("http", "https") or not target.raw_host:
-            raise OutboundRefused(f"`{url}` is not an `http://` or `https://` URL with a host")
-        host = target.raw_host.decode("ascii")
-        port = target.port or (443 if target.scheme == "https" else 80)
+        target, host, port = _target(url)
         async with asyncio.timeout(self.timeout):
             address = await resolve_allowed(host, port, self.allowed)
-            extensions = {"sni_hostname": host} if target.scheme == "https" else {}
-            request = self._client.build_request(
-                "POST",
-                target.copy_with(host=str(address)),
-                content=content,
-                headers=[(b"Host", target.netloc.rpartition(b"@")[2]), *headers],
-                extensions=extensions,
-            )
+            request = _pinned(self._client, target, host, address, content, headers)
             response = await self._client.send(request, stream=True)
             try:
                 # A short answer is read to its end, so that the connection goes back to the pool
@@ -175,3 +217,40 @@ class OutboundClient:
 
     async def close(self) -> None:
         await self._client.aclose()
+
+
+class SyncOutboundClient:
+    """``OutboundClient`` for threads that wait for the answer (embedders): POSTs through the guard and
+    returns the whole response, its body read up to ``max_answer_bytes``."""
+
+    def __init__(
+        self, allowed: AllowedNetworks, timeout: float, max_connections: int, max_answer_bytes: int
+    ) -> None:
+        self.allowed = allowed
+        self.max_answer_bytes = max_answer_bytes
+        self._client = httpx.Client(
+            timeout=timeout,
+            follow_redirects=False,
+            trust_env=False,
+            limits=httpx.Limits(max_connections=max_connections),
+        )
+
+    def post(self, url: str, content: bytes, headers: list[tuple[bytes, bytes]]) -> tuple[int, bytes]:
+        """The response's status and body. Raises ``OutboundRefused`` (the target, or an answer larger
+        than ``max_answer_bytes``) or ``httpx.HTTPError`` (connection problems, timeouts)."""
+        target, host, port = _target(url)
+        address = resolve_allowed_sync(host, port, self.allowed)
+        request = _pinned(self._client, target, host, address, content, headers)
+        response = self._client.send(request, stream=True)
+        try:
+            body = bytearray()
+            for chunk in response.iter_bytes():
+                body += chunk
+                if len(body) > self.max_answer_bytes:
+                    raise OutboundRefused(f"its answer is larger than {self.max_answer_bytes} bytes")
+        finally:
+            response.close()
+        return response.status_code, bytes(body)
+
+    def close(self) -> None:
+        self._client.close()

@@ -14,6 +14,7 @@ ROOT = Path(__file__).resolve().parents[2]
 ROLES = ("gateway", "shard", "scheduler")
 SHARD_LAYERS = {
     "analysis": 0,
+    "embedding": 0,
     "index": 1,
     "facet": 2,
     "geo": 3,

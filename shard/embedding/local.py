@@ -1,0 +1,93 @@
+"""The ``huggingFace`` source: a sentence-transformers model run inside the shard's process.
+
+Texts are tokenized by ``tokenizers`` (the model's own ``tokenizer.json``, truncated at the model's
+``max_seq_length``), sorted by length and cut into batches so that padding stays small, run through
+the encoder, pooled as the model's ``1_Pooling/config.json`` says (or as ``pooling`` forces) and
+normalised when ``modules.json`` lists a Normalize module, as sentence-transformers does.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Final
+
+import numpy as np
+from tokenizers import Tokenizer
+
+from shard.embedding.base import Embedder, EmbeddingError
+from shard.embedding.bert import BertEncoder
+from shard.embedding.model_files import ModelFiles, read_safetensors
+
+BATCH_SIZE: Final = 32
+"""Texts per forward pass (bench/embedding.py: docs/s is flat from 16 to 64 on movies overviews)."""
+_POOLINGS: Final = ("cls", "mean", "max", "mean_sqrt_len")
+
+
+class LocalEmbedder(Embedder):
+    def __init__(self, model: str, pooling: str = "useModel", batch_size: int = BATCH_SIZE) -> None:
+        files = ModelFiles(model)
+        try:
+            config = files.json("config.json", {})
+            self.encoder = BertEncoder(
+                config, read_safetensors(files.read("model.safetensors"), model), model
+            )
+            self.tokenizer = Tokenizer.from_str(files.read("tokenizer.json").decode())
+            modules = files.json("modules.json", [])
+            self.pooling = _pooling_mode(files, modules, pooling)
+            max_length = files.json("sentence_bert_config.json", {}).get("max_seq_length")
+        except (ValueError, TypeError, AttributeError) as error:
+            raise EmbeddingError(f"Model `{model}` cannot be loaded: {error}") from None
+        finally:
+            files.close()
+        self.max_length = min(int(max_length or self.encoder.max_positions), self.encoder.max_positions)
+        self.tokenizer.no_padding()
+        self.tokenizer.enable_truncation(self.max_length)
+        self.normalize = any(str(module.get("type", "")).endswith(".Normalize") for module in modules)
+        self.batch_size = batch_size
+        self.dimensions = self.encoder.hidden
+
+    def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
+        result = np.empty((len(texts), self.dimensions), dtype=np.float32)
+        if not texts:
+            return result
+        ids = [encoding.ids for encoding in self.tokenizer.encode_batch(list(texts), add_special_tokens=True)]
+        order = sorted(range(len(ids)), key=lambda i: len(ids[i]))
+        for start in range(0, len(order), self.batch_size):
+            chosen = order[start : start + self.batch_size]
+            length = len(ids[chosen[-1]])
+            batch = np.zeros((len(chosen), length), dtype=np.int64)
+            mask = np.zeros((len(chosen), length), dtype=np.float32)
+            for row, index in enumerate(chosen):
+                batch[row, : len(ids[index])] = ids[index]
+                mask[row, : len(ids[index])] = 1
+            result[chosen] = self._pool(self.encoder(batch, mask), mask)
+        return result
+
+    def _pool(self, hidden: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        if self.pooling == "cls":
+            pooled = hidden[:, 0]
+        elif self.pooling == "max":
+            pooled = np.where(mask[:, :, None] > 0, hidden, np.float32(-1e9)).max(axis=1)
+        else:
+            counts = mask.sum(axis=1, keepdims=True)
+            pooled = np.einsum("bld,bl->bd", hidden, mask) / (
+                counts if self.pooling == "mean" else np.sqrt(counts)
+            )
+        if self.normalize:
+            pooled /= np.maximum(np.linalg.norm(pooled, axis=1, keepdims=True), np.float32(1e-12))
+        return pooled.astype(np.float32, copy=False)
+
+
+def _pooling_mode(files: ModelFiles, modules: list[dict[str, Any]], pooling: str) -> str:
+    """``forceMean``/``forceCls`` as said; ``useModel``: the model's Pooling module (mean without one,
+    as sentence-transformers does for a bare transformer)."""
+    if pooling == "forceMean":
+        return "mean"
+    if pooling == "forceCls":
+        return "cls"
+    module = next((m for m in modules if str(m.get("type", "")).endswith(".Pooling")), None)
+    config = files.json(f"{module.get('path', '')}/config.json", {}) if module else {}
+    for mode in _POOLINGS:
+        if config.get(f"pooling_mode_{mode}_token" if mode == "cls" else f"pooling_mode_{mode}_tokens"):
+            return mode
+    return "mean"
