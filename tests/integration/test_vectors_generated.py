@@ -195,3 +195,22 @@ def test_a_provider_failure_fails_its_task_and_stores_nothing(
     server.reset()
     assert _add(cluster, index, DOCS[4:])["status"] == "succeeded"
     assert _stats(cluster, index) == (8, 8, 8)
+
+
+def test_a_provider_failure_fails_the_settings_change_and_keeps_the_settings(
+    cluster: RunningCluster, server: EmbeddingServer
+) -> None:
+    index = "generated-settings-failure"
+    assert _add(cluster, index, DOCS)["status"] == "succeeded"
+    server.fail_next(10, 400, b'{"error": "refused"}')
+    task = _settings(cluster, index, {"r": _rest(server, documentTemplate="{{doc.title}}")})
+    assert task["status"] == "failed"
+    assert task["error"]["code"] == "vector_embedding_error"
+    assert httpx.get(f"{cluster.url}/indexes/{index}/settings/embedders").json() == {}
+    assert _stats(cluster, index) == (8, 0, 0)
+    server.reset()
+    assert (
+        _settings(cluster, index, {"r": _rest(server, documentTemplate="{{doc.title}}")})["status"]
+        == "succeeded"
+    )
+    assert _stats(cluster, index) == (8, 8, 8)
