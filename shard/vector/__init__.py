@@ -35,7 +35,7 @@ def nearest(
     space = vectors.space(index_id, embedder)
     if space is None:
         return []
-    with space.lock:
+    with space.lock.reading():
         return space.nearest(query, k, allowed)
 
 

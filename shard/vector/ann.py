@@ -22,6 +22,7 @@ class ApproximateIndex:
     def __init__(self, index: faiss.Index, trained_on: int) -> None:
         self.index = index
         self.trained_on = trained_on
+        self.lists: int = index.nlist  # type: ignore[attr-defined]
 
     @classmethod
     def build(cls, rows: np.ndarray, slots: np.ndarray) -> ApproximateIndex:
@@ -45,13 +46,20 @@ class ApproximateIndex:
         if slots:
             self.index.remove_ids(np.asarray(slots, dtype=np.int64))  # type: ignore[arg-type]
 
-    def search(self, q: np.ndarray, mask: np.ndarray, owners: np.ndarray, k: int) -> Hits | None:
-        """The best ``k`` documents among the rows ``mask`` allows, or None when the probed lists hold
-        fewer than ``k`` of them (the caller then scores exactly)."""
+    def search(
+        self, q: np.ndarray, mask: np.ndarray, owners: np.ndarray, k: int, share: float
+    ) -> Hits | None:
+        """The best ``k`` documents among the rows ``mask`` allows (``share`` of the space), or None
+        when the probed lists hold fewer than ``k`` of them (the caller then scores exactly).
+
+        Lists are probed in proportion to the share left out: a filter keeping a tenth of the rows
+        probes ten times as many lists, so as many allowed rows are compared as without a filter
+        (with a fixed count, recall@10 fell to 0.75 under a 10% filter)."""
         wanted = 4 * k + 16
         bits = np.packbits(mask, bitorder="little")
         selector = faiss.IDSelectorBitmap(len(mask), faiss.swig_ptr(bits))
-        params = faiss.SearchParametersIVF(sel=selector, nprobe=PROBES)  # type: ignore[call-arg]
+        probes = min(self.lists, int(np.ceil(PROBES / max(share, 1e-6))))
+        params = faiss.SearchParametersIVF(sel=selector, nprobe=probes)  # type: ignore[call-arg]
         scores, slots = self.index.search(q.reshape(1, -1), wanted, params=params)
         best: dict[int, float] = {}
         for slot, score in zip(slots[0].tolist(), scores[0].tolist(), strict=True):

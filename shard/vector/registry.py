@@ -107,7 +107,7 @@ class VectorStore:
         if saved is not None:
             space, generation = saved
             changed = read_journal(env, txn, key[0], key[1], generation)
-            with space.lock:
+            with space.lock.writing():
                 _reread(env, txn, key, space, changed)
             self.loaded_from_checkpoint[key] = len(changed)
             return _Loaded(space, record.base, record.generation, generation, len(changed))
@@ -135,7 +135,7 @@ class VectorStore:
                     loaded = self._spaces[key] = _Loaded(space, record.base, record.generation, 0, space.size)
                 else:
                     docs = changes.changed.get(key, BitMap())
-                    with loaded.space.lock:
+                    with loaded.space.lock.writing():
                         _reread(env, txn, key, loaded.space, docs)
                     loaded.pending += len(docs)
                     loaded.generation = record.generation
@@ -164,7 +164,7 @@ def _due(loaded: _Loaded) -> bool:
 
 def _rebuild(env: StoreEnv, txn: Txn, key: SpaceId, record: SpaceRecord) -> Space:
     space = Space(record.dimensions, record.binary)
-    with space.lock:
+    with space.lock.writing():
         for doc_id, value in iter_entries(env, txn, key[0], key[1]):
             space.put(doc_id, decode_entry(value))
         space.settle()

@@ -14,7 +14,10 @@ vector; over sign bits it is ``1 - 2 * hamming / d``, also in [-1, 1].
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 
+import faiss
 import numpy as np
 from pyroaring import BitMap
 
@@ -33,13 +36,54 @@ Hits = list[tuple[int, float]]
 _POPCOUNT = np.array([bin(value).count("1") for value in range(256)], dtype=np.int32)
 
 
+class SharedLock:
+    """Many readers at once or one writer; a waiting writer holds new readers back. Searches release
+    the GIL inside faiss, so two cores answer two searches of one space at once."""
+
+    def __init__(self) -> None:
+        self._condition = threading.Condition()
+        self._readers = 0
+        self._writers = 0
+        """Writers waiting or writing."""
+        self._writing = False
+
+    @contextmanager
+    def reading(self) -> Iterator[None]:
+        with self._condition:
+            while self._writers:
+                self._condition.wait()
+            self._readers += 1
+        try:
+            yield
+        finally:
+            with self._condition:
+                self._readers -= 1
+                if not self._readers:
+                    self._condition.notify_all()
+
+    @contextmanager
+    def writing(self) -> Iterator[None]:
+        with self._condition:
+            self._writers += 1
+            while self._writing or self._readers:
+                self._condition.wait()
+            self._writing = True
+        try:
+            yield
+        finally:
+            with self._condition:
+                self._writing = False
+                self._writers -= 1
+                self._condition.notify_all()
+
+
 class Space:
-    """Not thread-safe by itself: ``lock`` guards every read and change."""
+    """Not thread-safe by itself: searches hold ``lock.reading()``, changes ``lock.writing()``."""
 
     def __init__(self, dimensions: int, binary: bool) -> None:
         self.dimensions = dimensions
         self.binary = binary
-        self.lock = threading.Lock()
+        self.lock = SharedLock()
         width = (dimensions + 7) // 8 if binary else dimensions
         self.rows = np.zeros((0, width), dtype=np.uint8 if binary else np.float32)
         self.owners = np.zeros(0, dtype=np.int64)
@@ -124,14 +168,14 @@ class Space:
         """Up to ``k`` ``(doc id, similarity)`` among ``allowed``, best first, ties by doc id."""
         if k <= 0 or not allowed or self.size == 0:
             return []
-        q = self.prepare(query)[0]
+        q = np.ascontiguousarray(self.prepare(query)[0])
         owners = self.owners[: self.used]
         mask = _allowed_rows(owners, allowed)
         count = int(np.count_nonzero(mask))
         if count == 0:
             return []
         if self.ann is not None and count >= EXACT_SHARE * self.size:
-            found = self.ann.search(q, mask, owners, k)
+            found = self.ann.search(q, mask, owners, k, count / self.size)
             if found is not None:
                 return found
         candidates = np.flatnonzero(mask)
@@ -141,11 +185,24 @@ class Space:
         return _best_documents(candidates, self._scores(q, self.rows[candidates]), owners, k)
 
     def _scores(self, q: np.ndarray, matrix: np.ndarray) -> np.ndarray:
-        """Similarity of ``q`` (prepared) to each row of ``matrix``."""
+        """Similarity of ``q`` (prepared) to each row of ``matrix``.
+
+        Float rows go through faiss's single-threaded SIMD inner products: numpy's product calls a
+        multi-threaded BLAS whose threads wait on a loaded 2-core machine (100k rows: ~8-16 ms against
+        ~5 ms, bench/vectors.py)."""
         if self.binary:
             distances = _POPCOUNT[np.bitwise_xor(matrix, q)].sum(axis=1)
             return (1.0 - 2.0 * distances / self.dimensions).astype(np.float32)
-        scores: np.ndarray = matrix @ q
+        matrix = np.ascontiguousarray(matrix)
+        scores = np.empty(len(matrix), dtype=np.float32)
+        if len(matrix):
+            faiss.fvec_inner_products_ny(  # type: ignore[attr-defined]
+                faiss.swig_ptr(scores),
+                faiss.swig_ptr(q),
+                faiss.swig_ptr(matrix),
+                self.dimensions,
+                len(matrix),
+            )
         return scores
 
 
