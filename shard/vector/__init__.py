@@ -9,7 +9,7 @@ Read seam (for ``shard/query``):
   ``ShardStore.vectors``; documents outside ``allowed`` are never returned, so pass the search's live
   (and filtered) documents.
 - ``document_vectors(env, txn, index_id, embedder, doc_id)`` -> the document's embeddings, shape
-  ``(m, d)``, as stored (not normalised; sign bits as -1/1), or None when it has none (for /similar).
+  ``(m, d)``, as stored (not normalised; sign bits as 1 and 0), or None when it has none (for /similar).
 - ``embedded(env, txn, index_id, embedder)`` -> the documents holding at least one embedding.
 - ``embedder_stats(env, txn, index_id)`` -> ``(numberOfEmbeddings, numberOfEmbeddedDocuments)``.
 

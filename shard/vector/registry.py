@@ -125,23 +125,33 @@ class VectorStore:
                 if old is not None:
                     checkpoint.remove(self.directory, key)
             for key in changes.reset | set(changes.changed):
-                record = load_space(env, txn, key[0], key[1])
-                if record is None:
+                try:
+                    self._follow(env, txn, key, changes.changed.get(key, BitMap()))
+                except Exception:
+                    # The batch is committed whatever happens here: a space that cannot follow it is
+                    # taken out of memory (searches find nothing in it) rather than served stale,
+                    # and its checkpoint removed so the next start rebuilds it from LMDB.
+                    log.exception("vector space dropped from memory", index=key[0], embedder=key[1])
                     self._spaces.pop(key, None)
-                    continue
-                loaded = self._spaces.get(key)
-                if loaded is None or loaded.base != record.base:
-                    space = _rebuild(env, txn, key, record)
-                    loaded = self._spaces[key] = _Loaded(space, record.base, record.generation, 0, space.size)
-                else:
-                    docs = changes.changed.get(key, BitMap())
-                    with loaded.space.lock.writing():
-                        _reread(env, txn, key, loaded.space, docs)
-                    loaded.pending += len(docs)
-                    loaded.generation = record.generation
-                if _due(loaded):
-                    checkpoint.write(self.directory, key, loaded.space, record, loaded.generation)
-                    loaded.checkpointed, loaded.pending = loaded.generation, 0
+                    checkpoint.remove(self.directory, key)
+
+    def _follow(self, env: StoreEnv, txn: Txn, key: SpaceId, docs: BitMap) -> None:
+        record = load_space(env, txn, key[0], key[1])
+        if record is None:
+            self._spaces.pop(key, None)
+            return
+        loaded = self._spaces.get(key)
+        if loaded is None or loaded.base != record.base:
+            space = _rebuild(env, txn, key, record)
+            loaded = self._spaces[key] = _Loaded(space, record.base, record.generation, 0, space.size)
+        else:
+            with loaded.space.lock.writing():
+                _reread(env, txn, key, loaded.space, docs)
+            loaded.pending += len(docs)
+            loaded.generation = record.generation
+        if _due(loaded):
+            checkpoint.write(self.directory, key, loaded.space, record, loaded.generation)
+            loaded.checkpointed, loaded.pending = loaded.generation, 0
 
     def trim(self, env: StoreEnv, txn: Txn) -> None:
         """Inside a batch's transaction: drop the journal entries that checkpoints now hold."""

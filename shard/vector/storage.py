@@ -75,9 +75,8 @@ def decode_entry(value: bytes) -> Entry:
     flags, hashed, m, d = _ENTRY.unpack_from(value)
     data = memoryview(value)[_ENTRY.size :]
     if flags & _BINARY:
-        bits = np.frombuffer(data, dtype=np.uint8).reshape(m, -1)
-        signs = np.unpackbits(bits, axis=1, count=d).astype(np.float32)
-        rows = signs * 2 - 1
+        bits = np.frombuffer(data, dtype=np.uint8).reshape(m, (d + 7) // 8)
+        rows = np.unpackbits(bits, axis=1, count=d).astype(np.float32)  # 1 positive, 0 not (as shown)
     else:
         rows = np.frombuffer(data, dtype=np.float32).reshape(m, d).copy()
     return Entry(rows, bool(flags & _USER), hashed)

@@ -207,7 +207,8 @@ def test_regenerate_alone_gives_no_vectors_to_a_user_provided_embedder(cluster: 
 
 
 def test_settings_reshaping_the_space(cluster: RunningCluster) -> None:
-    """``binaryQuantized`` turned on keeps the vectors as sign bits; new ``dimensions`` drop them."""
+    """``binaryQuantized`` turned on keeps the vectors as sign bits (shown as 1 and 0, as the reference
+    shows them); new ``dimensions`` drop them (the reference keeps them, stale)."""
     index = "user-vectors-reshape"
     _task(cluster, httpx.patch(f"{cluster.url}/indexes/{index}/settings", json={"embedders": EMBEDDERS}))
     docs = [{"id": i, "_vectors": {"e": [i - 2, 0.5, -1]}} for i in range(5)]
@@ -217,8 +218,8 @@ def test_settings_reshaping_the_space(cluster: RunningCluster) -> None:
         "succeeded"
     )
     shown = {doc["id"]: doc["_vectors"]["e"] for doc in _documents_of(cluster, index)}
-    assert shown[0] == {"embeddings": [[-1.0, 1.0, -1.0]], "regenerate": False}
-    assert shown[4] == {"embeddings": [[1.0, 1.0, -1.0]], "regenerate": False}
+    assert shown[0] == {"embeddings": [[0.0, 1.0, 0.0]], "regenerate": False}
+    assert shown[4] == {"embeddings": [[1.0, 1.0, 0.0]], "regenerate": False}
     assert [_stats(cluster, index)[name] for name in ("numberOfEmbeddings", "numberOfEmbeddedDocuments")] == [
         5,
         5,
@@ -230,7 +231,7 @@ def test_settings_reshaping_the_space(cluster: RunningCluster) -> None:
     assert _stats(cluster, index)["numberOfEmbeddings"] == 0
     assert _add(cluster, [{"id": 0, "_vectors": {"e": [0.5, -0.5]}}], index)["status"] == "succeeded"
     assert _documents_of(cluster, index)[0]["_vectors"]["e"] == {
-        "embeddings": [[1.0, -1.0]],
+        "embeddings": [[1.0, 0.0]],
         "regenerate": False,
     }
 
@@ -239,3 +240,23 @@ def _documents_of(cluster: RunningCluster, index: str) -> list[dict[str, Any]]:
     url = f"{cluster.url}/indexes/{index}/documents"
     docs: list[dict[str, Any]] = httpx.get(url, params={"retrieveVectors": "true"}).json()["results"]
     return sorted(docs, key=lambda doc: doc["id"])
+
+
+def test_stats_count_every_embedding_and_each_embedded_document_once(cluster: RunningCluster) -> None:
+    """Two embedders (the reference's answer to the same documents: 5 embeddings, 3 documents)."""
+    index = "user-vectors-two"
+    embedders = {**EMBEDDERS, "f": {"source": "userProvided", "dimensions": 2, "binaryQuantized": True}}
+    _task(cluster, httpx.patch(f"{cluster.url}/indexes/{index}/settings", json={"embedders": embedders}))
+    docs = [
+        {"id": 1, "_vectors": {"e": [1, 2, 3], "f": [0.5, -0.2]}},
+        {"id": 2, "_vectors": {"e": [1, 2, 3], "f": None}},
+        {"id": 3, "_vectors": {"e": None, "f": [[1, 1], [-1, 2]]}},
+    ]
+    assert _add(cluster, docs, index)["status"] == "succeeded"
+    stats = _stats(cluster, index)
+    assert (stats["numberOfEmbeddings"], stats["numberOfEmbeddedDocuments"]) == (5, 3)
+    shown = {doc["id"]: doc["_vectors"] for doc in _documents_of(cluster, index)}
+    assert shown[3] == {
+        "e": {"embeddings": [], "regenerate": False},
+        "f": {"embeddings": [[1.0, 1.0], [0.0, 1.0]], "regenerate": False},
+    }

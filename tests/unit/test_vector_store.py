@@ -125,13 +125,14 @@ def test_binary_quantized_vectors_score_by_hamming_in_minus_one_to_one(tmp_path:
             {"id": 0, "_vectors": {"b": [1, 1, 1, 1, 1, 1, 1, 1]}},
             {"id": 1, "_vectors": {"b": [-1, -1, -1, -1, -1, -1, -1, -1]}},
             {"id": 2, "_vectors": {"b": [1, 1, 1, 1, -1, -1, -1, -1]}},
+            {"id": 3, "_vectors": {"b": None}},
         ]
     )
     query = np.full(8, 0.3, dtype=np.float32)
-    assert nearest(shard.vectors, 0, "b", query, 3, BitMap([0, 1, 2])) == [(0, 1.0), (2, 0.0), (1, -1.0)]
+    assert nearest(shard.vectors, 0, "b", query, 4, BitMap([0, 1, 2, 3])) == [(0, 1.0), (2, 0.0), (1, -1.0)]
     with shard.env.lmdb.begin() as txn:
         stored = document_vectors(shard.env, txn, 0, "b", 2)
-        assert stored is not None and stored.tolist() == [[1, 1, 1, 1, -1, -1, -1, -1]]
+        assert stored is not None and stored.tolist() == [[1, 1, 1, 1, 0, 0, 0, 0]]
     shard.env.close()
 
 
