@@ -138,6 +138,19 @@ def test_user_provided_vectors_of_a_generated_embedder_are_kept_across_updates(
         f"embedding #0 has dimensions 2\n  - note: embedder `r` requires {DIMENSIONS}"
     )
 
+    assert httpx.patch(f"{cluster.url}/experimental-features", json={"multimodal": True}).status_code == 200
+    for condition, ids in (
+        ("_vectors.r.documentTemplate EXISTS", [3, 5]),
+        ("_vectors.r.userProvided EXISTS", [1, 2, 4]),
+    ):
+        hits = httpx.post(f"{cluster.url}/indexes/{index}/search", json={"filter": condition}).json()["hits"]
+        assert sorted(hit["id"] for hit in hits) == ids, condition
+    deletion = httpx.post(
+        f"{cluster.url}/indexes/{index}/documents/delete", json={"filter": "_vectors.r.userProvided EXISTS"}
+    )
+    assert _task(cluster, deletion)["details"]["deletedDocuments"] == 3
+    assert _stats(cluster, index) == (2, 2, 2)
+
 
 def test_settings_changes_embed_what_they_must(cluster: RunningCluster, server: EmbeddingServer) -> None:
     index = "generated-settings"

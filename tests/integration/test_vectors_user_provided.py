@@ -260,3 +260,26 @@ def test_stats_count_every_embedding_and_each_embedded_document_once(cluster: Ru
         "e": {"embeddings": [], "regenerate": False},
         "f": {"embeddings": [[1.0, 1.0], [0.0, 1.0]], "regenerate": False},
     }
+
+
+@pytest.mark.usefixtures("index")
+def test_vector_filters_select_from_the_stored_embeddings(cluster: RunningCluster) -> None:
+    """``_vectors…EXISTS`` (multimodal feature) on search and document reads."""
+    enabled = httpx.patch(f"{cluster.url}/experimental-features", json={"multimodal": True})
+    assert enabled.status_code == 200, enabled.text
+    expected = {
+        "_vectors EXISTS": [1, 2, 3],
+        "_vectors.e EXISTS": [1, 2, 3],
+        "NOT _vectors.e EXISTS": [4, 5],
+        "_vectors.e.userProvided EXISTS": [1, 2, 4, 5],
+        "_vectors.e.regenerate EXISTS": [3],
+        "_vectors.e.documentTemplate EXISTS": [],
+        "_vectors.e.fragments.f EXISTS": [],
+        "_vectors.other EXISTS": [],
+    }
+    for condition, ids in expected.items():
+        body = {"filter": condition, "limit": 100}
+        hits = httpx.post(f"{cluster.url}/indexes/{INDEX}/search", json=body).json()["hits"]
+        assert sorted(hit["id"] for hit in hits) == ids, condition
+        fetched = httpx.post(f"{cluster.url}/indexes/{INDEX}/documents/fetch", json=body).json()["results"]
+        assert sorted(doc["id"] for doc in fetched) == ids, condition
