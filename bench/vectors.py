@@ -119,7 +119,9 @@ def _build(data: np.ndarray) -> tuple[Space, dict[str, float]]:
     started = time.perf_counter()
     space.settle()  # past APPROXIMATE_FROM: trains and fills the IVF index
     assert space.ann is not None
-    return space, {"rows_s": rows_s, "ivf_s": time.perf_counter() - started}
+    ivf_s = time.perf_counter() - started
+    held = space.rows[: space.used].nbytes + space.owners[: space.used].nbytes + len(space.ann.serialize())
+    return space, {"rows_s": rows_s, "ivf_s": ivf_s, "memory_bytes_per_vector": held / len(data)}
 
 
 def _storage(data: np.ndarray, space: Space) -> dict[str, float]:
@@ -247,7 +249,8 @@ def render(report: dict[str, Any]) -> str:
         f" seed={SEED} (clustered synthetic, normalised) | python {report['environment']['python']},"
         f" {report['environment']['cpus']} CPUs, commit {report['environment']['commit']}",
         "",
-        f"build: rows {report['build']['rows_s']:.2f} s, IVF index {report['build']['ivf_s']:.2f} s",
+        f"build: rows {report['build']['rows_s']:.2f} s, IVF index {report['build']['ivf_s']:.2f} s;"
+        f" {report['build']['memory_bytes_per_vector']:.0f} B/vector in memory (rows, owners, IVF)",
         "storage: {lmdb_bytes_per_vector:.0f} B/vector in LMDB, {checkpoint_bytes_per_vector:.0f} B/vector in"
         " the checkpoint (written in {checkpoint_write_s:.2f} s, read in {checkpoint_read_s:.2f} s)".format(
             **report["storage"]

@@ -5,10 +5,11 @@ Rows live in slots of one matrix (normalised float32, or packed sign bits for ``
 embeddings: it scores with its best one). Freed slots are reused.
 
 Search is exact (one matrix-vector product over the candidate rows) while the space is small or the
-allowed documents few; past ``APPROXIMATE_FROM`` rows an IVF index (faiss, inner product, built over
-the slots as ids, ``ann.py``) answers with an ``IDSelectorBitmap`` of the allowed slots, and its
-candidates are re-scored exactly. Similarity is the cosine of the query and the document's best
-vector; over sign bits it is ``1 - 2 * hamming / d``, also in [-1, 1].
+allowed documents few; past ``APPROXIMATE_FROM`` rows an IVF index (faiss, inner product, quantised
+rows, built over the slots as ids, ``ann.py``) proposes candidates among the allowed slots
+(``IDSelectorBitmap``), which are re-scored exactly, so similarities never depend on the index.
+Similarity is the cosine of the query and the document's best vector; over sign bits it is
+``1 - 2 * hamming / d``, also in [-1, 1].
 """
 
 from __future__ import annotations
@@ -175,9 +176,10 @@ class Space:
         if count == 0:
             return []
         if self.ann is not None and count >= EXACT_SHARE * self.size:
-            found = self.ann.search(q, mask, owners, k, count / self.size)
-            if found is not None:
-                return found
+            slots = self.ann.candidates(q, mask, 4 * k + 16, count / self.size)
+            found = _best_documents(slots, self._scores(q, self.rows[slots]), owners, k)
+            if len(found) == k:
+                return found  # else the probed lists held too few allowed documents: exactly below
         candidates = np.flatnonzero(mask)
         if count > self.used // 2:
             # One product over every row and a mask is cheaper than copying most of them out.
