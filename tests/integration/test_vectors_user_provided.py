@@ -283,3 +283,20 @@ def test_vector_filters_select_from_the_stored_embeddings(cluster: RunningCluste
         assert sorted(hit["id"] for hit in hits) == ids, condition
         fetched = httpx.post(f"{cluster.url}/indexes/{INDEX}/documents/fetch", json=body).json()["results"]
         assert sorted(doc["id"] for doc in fetched) == ids, condition
+
+
+def test_vectors_follow_their_index_through_a_rename_and_a_swap(cluster: RunningCluster) -> None:
+    first, second = "user-vectors-swap-a", "user-vectors-swap-b"
+    for index, value in ((first, 1), (second, 2)):
+        _task(cluster, httpx.patch(f"{cluster.url}/indexes/{index}/settings", json={"embedders": EMBEDDERS}))
+        assert _add(cluster, [{"id": 1, "_vectors": {"e": [value, 0, 0]}}], index)["status"] == "succeeded"
+    swapped = httpx.post(f"{cluster.url}/swap-indexes", json=[{"indexes": [first, second]}])
+    assert _task(cluster, swapped)["status"] == "succeeded"
+    assert _documents_of(cluster, first)[0]["_vectors"]["e"]["embeddings"] == [[2.0, 0.0, 0.0]]
+    assert _documents_of(cluster, second)[0]["_vectors"]["e"]["embeddings"] == [[1.0, 0.0, 0.0]]
+    renamed = httpx.patch(f"{cluster.url}/indexes/{first}", json={"uid": "user-vectors-swap-c"})
+    assert _task(cluster, renamed)["status"] == "succeeded"
+    assert _documents_of(cluster, "user-vectors-swap-c")[0]["_vectors"]["e"]["embeddings"] == [
+        [2.0, 0.0, 0.0]
+    ]
+    assert _stats(cluster, "user-vectors-swap-c")["numberOfEmbeddings"] == 1

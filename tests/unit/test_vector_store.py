@@ -160,3 +160,14 @@ def test_the_approximate_index_answers_large_spaces_and_follows_changes(
     assert reloaded is not None and reloaded.ann is not None
     assert _ids(nearest(reopened.vectors, 0, "e", query, 10, allowed)) == _ids(hits)
     reopened.env.close()
+
+
+def test_deleting_an_index_drops_its_space_and_checkpoint(shard: Shard) -> None:
+    shard.add([{"id": i, "_vectors": {"e": [1, i, 0]}} for i in range(3)])
+    checkpoints = shard.path / "vectors"
+    assert [path.name for path in checkpoints.iterdir()] != []
+    shard.apply({"op": "deleteIndex"})
+    assert shard.vectors.space(0, "e") is None
+    assert list(checkpoints.iterdir()) == []
+    with shard.env.lmdb.begin() as txn:
+        assert all(txn.stat(db)["entries"] == 0 for db in shard.env.vector_tables)
