@@ -136,7 +136,7 @@ def _storage(data: np.ndarray, space: Space) -> dict[str, float]:
         env.close()
         record = SpaceRecord(1, 1, DIMENSIONS)
         started = time.perf_counter()
-        checkpoint.write(Path(tmp) / "ckpt", (0, "e"), space, record, 1)
+        checkpoint.write(Path(tmp) / "ckpt", (0, "e"), space, record.base, 1)
         written_s = time.perf_counter() - started
         size = checkpoint.path_for(Path(tmp) / "ckpt", (0, "e")).stat().st_size
         started = time.perf_counter()

@@ -30,13 +30,13 @@ def path_for(directory: Path, key: SpaceId) -> Path:
     return directory / f"{key[0]}-{digest}{_SUFFIX}"
 
 
-def write(directory: Path, key: SpaceId, space: Space, record: SpaceRecord, generation: int) -> None:
+def write(directory: Path, key: SpaceId, space: Space, base: int, generation: int) -> None:
     directory.mkdir(parents=True, exist_ok=True)
     final = path_for(directory, key)
     temporary = final.with_suffix(_TEMPORARY)
     meta = {
         "embedder": key[1],
-        "base": record.base,
+        "base": base,
         "generation": generation,
         "dimensions": space.dimensions,
         "binary": space.binary,

@@ -150,8 +150,19 @@ class VectorStore:
             loaded.pending += len(docs)
             loaded.generation = record.generation
         if _due(loaded):
-            checkpoint.write(self.directory, key, loaded.space, record, loaded.generation)
-            loaded.checkpointed, loaded.pending = loaded.generation, 0
+            self._checkpoint(key, loaded)
+
+    def _checkpoint(self, key: SpaceId, loaded: _Loaded) -> None:
+        checkpoint.write(self.directory, key, loaded.space, loaded.base, loaded.generation)
+        loaded.checkpointed, loaded.pending = loaded.generation, 0
+
+    def close(self) -> None:
+        """At a clean stop, checkpoint every space with changes since its last checkpoint, so the next
+        start replays no journal."""
+        with self._lock:
+            for key, loaded in self._spaces.items():
+                if loaded.pending:
+                    self._checkpoint(key, loaded)
 
     def trim(self, env: StoreEnv, txn: Txn) -> None:
         """Inside a batch's transaction: drop the journal entries that checkpoints now hold."""
@@ -160,10 +171,11 @@ class VectorStore:
                 trim_journal(env, txn, index_id, embedder, loaded.checkpointed)
 
 
-CHECKPOINT_SHARE = 0.1
-"""A space is checkpointed once a tenth of its documents changed since its last checkpoint (a small
-space at every batch), so the journal a restart replays stays short and writing checkpoints costs at
-most about a tenth of the writes."""
+CHECKPOINT_SHARE = 0.25
+"""A space is checkpointed once a quarter of its documents changed since its last checkpoint (a small
+space at nearly every batch), and at a clean stop: a crash replays at most that share of the space
+from LMDB, and a space growing by batches is written about 5 times over (at a tenth, a space loaded
+in batches of 1,000 up to 100k documents was checkpointed ~25 times, ~2.5 GB for 190 MB of vectors)."""
 
 
 def _due(loaded: _Loaded) -> bool:
