@@ -54,8 +54,7 @@ def embedded(env: StoreEnv, txn: Txn, index_id: int, embedder: str) -> BitMap:
 def embedder_stats(env: StoreEnv, txn: Txn, index_id: int) -> tuple[int, int]:
     """Embeddings and embedded documents over the index's embedders (a document counts once)."""
     embeddings, documents = 0, BitMap()
-    for space_index, _, record in spaces(env, txn):
-        if space_index == index_id:
-            embeddings += record.embeddings
-            documents |= record.documents
+    for _, _, record in spaces(env, txn, index_id):
+        embeddings += record.embeddings
+        documents |= record.documents
     return embeddings, len(documents)

@@ -107,8 +107,7 @@ class VectorStore:
         if saved is not None:
             space, generation = saved
             changed = read_journal(env, txn, key[0], key[1], generation)
-            with space.lock.writing():
-                _reread(env, txn, key, space, changed)
+            _reread(env, txn, key, space, changed)
             self.loaded_from_checkpoint[key] = len(changed)
             return _Loaded(space, record.base, record.generation, generation, len(changed))
         space = _rebuild(env, txn, key, record)
@@ -145,8 +144,7 @@ class VectorStore:
             space = _rebuild(env, txn, key, record)
             loaded = self._spaces[key] = _Loaded(space, record.base, record.generation, 0, space.size)
         else:
-            with loaded.space.lock.writing():
-                _reread(env, txn, key, loaded.space, docs)
+            _reread(env, txn, key, loaded.space, docs)
             loaded.pending += len(docs)
             loaded.generation = record.generation
         if _due(loaded):
@@ -186,20 +184,22 @@ def _due(loaded: _Loaded) -> bool:
 
 
 def _rebuild(env: StoreEnv, txn: Txn, key: SpaceId, record: SpaceRecord) -> Space:
+    """A new space from every stored entry (no search sees it before it is registered)."""
     space = Space(record.dimensions, record.binary)
-    with space.lock.writing():
-        for doc_id, value in iter_entries(env, txn, key[0], key[1]):
-            space.put(doc_id, decode_entry(value))
-        space.settle()
+    for doc_id, value in iter_entries(env, txn, key[0], key[1]):
+        space.put(doc_id, decode_entry(value))
+    space.settle()
     return space
 
 
 def _reread(env: StoreEnv, txn: Txn, key: SpaceId, space: Space, docs: BitMap) -> None:
-    """The documents' rows become what LMDB holds for them now (none when deleted)."""
-    for doc_id in docs:
-        entry = get_entry(env, txn, key[0], key[1], doc_id)
-        if entry is None:
-            space.remove(doc_id)
-        else:
-            space.put(doc_id, entry)
+    """The documents' rows become what LMDB holds for them now (none when deleted): entries are read
+    first, then applied under the write lock, so searches wait only for the rows to change."""
+    entries = [(doc_id, get_entry(env, txn, key[0], key[1], doc_id)) for doc_id in docs]
+    with space.lock.writing():
+        for doc_id, entry in entries:
+            if entry is None:
+                space.remove(doc_id)
+            else:
+                space.put(doc_id, entry)
     space.settle()

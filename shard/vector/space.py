@@ -79,7 +79,9 @@ class SharedLock:
 
 
 class Space:
-    """Not thread-safe by itself: searches hold ``lock.reading()``, changes ``lock.writing()``."""
+    """One writer (the batch thread) and many searches: searches hold ``lock.reading()``; the writer
+    holds ``lock.writing()`` while it changes what searches read (``put``/``remove`` under it, ``settle``
+    takes it itself)."""
 
     def __init__(self, dimensions: int, binary: bool) -> None:
         self.dimensions = dimensions
@@ -149,19 +151,26 @@ class Space:
         """Bring the IVF index up to the rows after a batch of changes: freed slots removed in one scan,
         then the slots holding new rows added. It is built once the space is large, rebuilt when the
         space grew 4 times past what it was trained on (its clusters would no longer fit the data), and
-        dropped when the space is small again."""
+        dropped when the space is small again.
+
+        Called by the one writer without the lock: a new index (seconds at 100k rows) is trained from
+        the rows while searches go on, and only swapped in, or the index changed, under the lock."""
         removed, added = self._removed, self._added
         self._removed, self._added = [], []
         if self.binary or self.size < APPROXIMATE_FROM:
-            self.ann = None
+            with self.lock.writing():
+                self.ann = None
         elif self.ann is None or self.size > 4 * self.ann.trained_on:
             alive = np.flatnonzero(self.owners[: self.used] >= 0)
-            self.ann = ApproximateIndex.build(self.rows[alive], alive)
+            built = ApproximateIndex.build(self.rows[alive], alive)
+            with self.lock.writing():
+                self.ann = built
         else:
-            self.ann.remove(removed)
             fresh = sorted({slot for slot in added if self.owners[slot] >= 0})
-            if fresh:
-                self.ann.add(self.rows[fresh], fresh)
+            with self.lock.writing():
+                self.ann.remove(removed)
+                if fresh:
+                    self.ann.add(self.rows[fresh], fresh)
 
     # --- search --------------------------------------------------------------------------------------
 

@@ -131,11 +131,15 @@ def delete_space(env: StoreEnv, txn: Txn, index_id: int, embedder: str) -> None:
             positioned = cursor.delete()
 
 
-def spaces(env: StoreEnv, txn: Txn) -> Iterator[tuple[int, str, SpaceRecord]]:
-    """Every vector space of the store: ``(index id, embedder name, record)``."""
-    for key, value in txn.cursor(env.vector_spaces):
-        index_id = int.from_bytes(key[:4], "big")
-        yield index_id, key[6:].decode(), _decode_space(value)
+def spaces(env: StoreEnv, txn: Txn, index_id: int | None = None) -> Iterator[tuple[int, str, SpaceRecord]]:
+    """Every vector space of the store, or of one index: ``(index id, embedder name, record)``."""
+    prefix = b"" if index_id is None else index_prefix(index_id)
+    cursor = txn.cursor(env.vector_spaces)
+    positioned = cursor.set_range(prefix)
+    while positioned and cursor.key().startswith(prefix):
+        key = cursor.key()
+        yield int.from_bytes(key[:4], "big"), key[6:].decode(), _decode_space(cursor.value())
+        positioned = cursor.next()
 
 
 def entry_key(index_id: int, embedder: str, doc_id: int) -> bytes:
