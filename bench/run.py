@@ -150,6 +150,10 @@ def own_cli(name: str) -> ModuleType | None:
     """
     if name == "ingest":
         return ingest
+    if name == "vectors":
+        from bench import vectors
+
+        return vectors
     if name == "geo":
         from bench import geo
 
@@ -186,10 +190,6 @@ def own_cli(name: str) -> ModuleType | None:
         from bench import multisearch
 
         return multisearch
-    if name == "vectors":
-        from bench import vectors
-
-        return vectors
     return None
 
 
