@@ -1,10 +1,11 @@
 """``python -m bench.run vectors``: the shard's vector store (``shard/vector``) on synthetic vectors.
 
 Data: ``--count`` (100k) 384-d vectors, clustered (1,000 Gaussian centres, each point its centre plus
-noise of a third of its scale, normalised), from a fixed seed; queries are further points drawn the
-same way. Measured in-process on one ``Space`` (what one shard holds for one embedder):
+Gaussian noise of ``--noise`` times their spread, a third by default, 2 for weakly clustered data;
+normalised), from a fixed seed; queries are further points drawn the same way. Measured in-process
+on one ``Space`` (what one shard holds for one embedder):
 
-- build time (rows in, then the IVF index trained and filled), and bytes per stored vector in LMDB
+- build time (rows in, then the HNSW graph built), and bytes per stored vector in LMDB
   (the ``vectors`` table's pages over the count) and in the checkpoint file;
 - ``nearest`` latency p50/p99 at 1 and 16 threads, exact and approximate, with every document allowed
   and with a random 10% allowed (a filter), and recall@10 of each against exact search;
@@ -54,12 +55,19 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         "--ingest", type=int, default=10_000, help="documents ingested through a cluster (0: skip)"
     )
     parser.add_argument("--shards", type=int, default=2)
+    parser.add_argument(
+        "--noise",
+        type=float,
+        default=1 / 3,
+        help="spread of points around their centre (2: weakly clustered)",
+    )
     parser.add_argument("--json", type=Path, help="result file; default bench/results/vectors-<time>.json")
     return parser.parse_args(argv)
 
 
-def clustered(count: int, rng: np.random.Generator, centres: np.ndarray) -> np.ndarray:
-    points = centres[rng.integers(0, len(centres), count)] + rng.normal(scale=1 / 3, size=(count, DIMENSIONS))
+def clustered(count: int, rng: np.random.Generator, centres: np.ndarray, noise: float = 1 / 3) -> np.ndarray:
+    """Points around random centres, noise ``noise`` times the centres' spread, normalised."""
+    points = centres[rng.integers(0, len(centres), count)] + rng.normal(scale=noise, size=(count, DIMENSIONS))
     points = points.astype(np.float32)
     points /= np.linalg.norm(points, axis=1, keepdims=True)
     return points
@@ -68,8 +76,8 @@ def clustered(count: int, rng: np.random.Generator, centres: np.ndarray) -> np.n
 def run(args: argparse.Namespace, environment: dict[str, Any]) -> dict[str, Any]:
     rng = np.random.default_rng(SEED)
     centres = rng.normal(size=(CENTRES, DIMENSIONS))
-    data = clustered(args.count, rng, centres)
-    queries = clustered(args.queries, rng, centres)
+    data = clustered(args.count, rng, centres, args.noise)
+    queries = clustered(args.queries, rng, centres, args.noise)
     allowed_all = BitMap(range(args.count))
     allowed_tenth = BitMap(rng.choice(args.count, args.count // 10, replace=False).tolist())
     report: dict[str, Any] = {
@@ -117,11 +125,11 @@ def _build(data: np.ndarray) -> tuple[Space, dict[str, float]]:
         space.put(doc_id, Entry(row.reshape(1, -1), True))
     rows_s = time.perf_counter() - started
     started = time.perf_counter()
-    space.settle()  # past APPROXIMATE_FROM: trains and fills the IVF index
+    space.settle()  # past APPROXIMATE_FROM: builds the HNSW graph
     assert space.ann is not None
-    ivf_s = time.perf_counter() - started
+    graph_s = time.perf_counter() - started
     held = space.rows[: space.used].nbytes + space.owners[: space.used].nbytes + len(space.ann.serialize())
-    return space, {"rows_s": rows_s, "ivf_s": ivf_s, "memory_bytes_per_vector": held / len(data)}
+    return space, {"rows_s": rows_s, "graph_s": graph_s, "memory_bytes_per_vector": held / len(data)}
 
 
 def _storage(data: np.ndarray, space: Space) -> dict[str, float]:
@@ -181,7 +189,7 @@ def _search_shared(space: Space, query: np.ndarray, allowed: BitMap) -> list[tup
 
 
 def _without_ann(space: Space) -> Space:
-    """The same rows, searched exactly (a shallow copy without the IVF index)."""
+    """The same rows, searched exactly (a shallow copy without the HNSW graph)."""
     exact = copy.copy(space)
     exact.ann = None
     return exact
@@ -246,11 +254,12 @@ def render(report: dict[str, Any]) -> str:
         f"{report['scenario']}: {report['description']}",
         f"count={options['count']} dimensions={DIMENSIONS} queries={options['queries']}"
         f" runs={options['runs']}"
-        f" seed={SEED} (clustered synthetic, normalised) | python {report['environment']['python']},"
+        f" seed={SEED} noise={options['noise']:.2f} (clustered synthetic, normalised)"
+        f" | python {report['environment']['python']},"
         f" {report['environment']['cpus']} CPUs, commit {report['environment']['commit']}",
         "",
-        f"build: rows {report['build']['rows_s']:.2f} s, IVF index {report['build']['ivf_s']:.2f} s;"
-        f" {report['build']['memory_bytes_per_vector']:.0f} B/vector in memory (rows, owners, IVF)",
+        f"build: rows {report['build']['rows_s']:.2f} s, HNSW graph {report['build']['graph_s']:.2f} s;"
+        f" {report['build']['memory_bytes_per_vector']:.0f} B/vector in memory (rows, owners, graph)",
         "storage: {lmdb_bytes_per_vector:.0f} B/vector in LMDB, {checkpoint_bytes_per_vector:.0f} B/vector in"
         " the checkpoint (written in {checkpoint_write_s:.2f} s, read in {checkpoint_read_s:.2f} s)".format(
             **report["storage"]

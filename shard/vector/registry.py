@@ -3,7 +3,7 @@
 LMDB is authoritative; a ``Space`` is what searches read. It changes only after the batch that
 changed the vectors committed (``after_commit``), from the committed values, so an aborted batch
 leaves it untouched. A restart must neither rebuild a large space from every stored vector nor serve
-a stale one, so each space is checkpointed (``checkpoint.py``: its rows, owners and IVF index in
+a stale one, so each space is checkpointed (``checkpoint.py``: its rows, owners and HNSW graph in
 one file, written to a temporary name, fsynced and renamed) together with the vector generation it
 reflects; every batch journals in LMDB, in its own transaction, which documents it changed. Opening
 loads the checkpoint and re-reads only the documents journaled after it; a checkpoint that does not

@@ -163,10 +163,18 @@ def test_the_approximate_index_answers_large_spaces_and_follows_changes(
     allowed = BitMap(range(0, 2000, 10))
     hits = nearest(shard.vectors, 0, "e", query, 10, allowed)
     assert len(hits) == 10 and BitMap(_ids(hits)) <= allowed
+    everything = BitMap(range(2000))
+    best = nearest(shard.vectors, 0, "e", vectors[7], 10, everything)
+    assert best[0][0] == 7 and best[0][1] == pytest.approx(1.0), "graph candidates, scored exactly"
     reopened = shard.reopen()
     reloaded = reopened.vectors.space(0, "e")
-    assert reloaded is not None and reloaded.ann is not None
+    assert reloaded is not None and reloaded.ann is not None and reloaded.ann.dead == 1
     assert _ids(nearest(reopened.vectors, 0, "e", query, 10, allowed)) == _ids(hits)
+    assert nearest(reopened.vectors, 0, "e", vectors[7], 10, everything) == best
+    reopened.apply({"op": "deleteDocuments", "ids": [str(i) for i in range(1000, 1600)]})
+    rebuilt = reopened.vectors.space(0, "e")
+    assert rebuilt is not None and rebuilt.ann is not None
+    assert rebuilt.ann.dead == 0 and len(rebuilt.ann.graph_slots) == 1399, "a quarter dead: rebuilt"
     reopened.env.close()
 
 
