@@ -150,10 +150,6 @@ def own_cli(name: str) -> ModuleType | None:
     """
     if name == "ingest":
         return ingest
-    if name == "vectors":
-        from bench import vectors
-
-        return vectors
     if name == "geo":
         from bench import geo
 
@@ -162,6 +158,10 @@ def own_cli(name: str) -> ModuleType | None:
         from bench import docsort
 
         return docsort
+    if name == "vectors":
+        from bench import vectors
+
+        return vectors
     if name == "relevance":
         from bench import relevance
 
