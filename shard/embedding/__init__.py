@@ -55,6 +55,7 @@ _REGENERATING: Final[dict[str, tuple[str, ...]]] = {
 _MEMO_SIZE: Final = 64
 
 _memo: dict[bytes, Embedder] = {}
+_building: dict[bytes, threading.Lock] = {}
 _memo_lock = threading.Lock()
 
 
@@ -78,13 +79,28 @@ def embedder_for(config: dict[str, Any], side: Side = "indexing") -> Embedder:
     key = orjson.dumps(
         [source, *(config.get(field) for field in _SHAPING[source])], option=orjson.OPT_SORT_KEYS
     )
-    with _memo_lock:  # one build at a time: two threads asking for a new model load it once
+    with _memo_lock:
         embedder = _memo.get(key)
+        if embedder is not None:
+            return embedder
+        building = _building.setdefault(key, threading.Lock())
+    # One build per configuration (two threads asking for a new model load it once), while other
+    # configurations are served: an HTTP embedder's dimension probe may take its retries' time.
+    with building:
+        with _memo_lock:
+            embedder = _memo.get(key)
         if embedder is None:
-            embedder = _build(source, config)
-            if len(_memo) >= _MEMO_SIZE:
-                del _memo[next(iter(_memo))]
-            _memo[key] = embedder
+            try:
+                embedder = _build(source, config)
+            except BaseException:
+                with _memo_lock:
+                    _building.pop(key, None)
+                raise
+            with _memo_lock:
+                if len(_memo) >= _MEMO_SIZE:
+                    del _memo[next(iter(_memo))]
+                _memo[key] = embedder
+                _building.pop(key, None)
         return embedder
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import threading
+import time
 from typing import Any
 
 import numpy as np
@@ -133,3 +134,15 @@ def _key(embedder: dict[str, Any]) -> str:
 )  # fmt: skip
 def test_regeneration_key(before: dict[str, Any], after: dict[str, Any], regenerates: bool) -> None:
     assert (_key(before) != _key(after)) is regenerates
+
+
+def test_a_slow_build_does_not_hold_up_other_embedders(server: EmbeddingServer) -> None:
+    slow = resolved_embedder({"source": "ollama", "model": "slow", "url": server.url + "/api/embed"})
+    server.delay_s = 1.0
+    probing = threading.Thread(target=embedder_for, args=(slow,))
+    probing.start()
+    time.sleep(0.2)  # the probe is waiting for its answer
+    started = time.monotonic()
+    embedder_for(resolved_embedder({"source": "ollama", "model": "other", "url": server.url, "dimensions": 3}))
+    assert time.monotonic() - started < 0.5
+    probing.join()
