@@ -88,6 +88,7 @@ def test_unknown_models_are_refused_with_what_works(model: str) -> None:
         embedder_for({"source": "huggingFace", "model": model})
     assert raised.value.code == "vector_embedding_error"
     assert raised.value.message == (
+        "Error while generating embeddings: user error: "
         f"Model `{model}` is not available: models are never downloaded. Use "
         "`sentence-transformers/all-MiniLM-L6-v2` (shipped with the server) or the path of a local directory "
         "holding a sentence-transformers model (config.json, tokenizer.json, model.safetensors)."
