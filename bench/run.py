@@ -1,15 +1,15 @@
 """``python -m bench.run <scenario>``: start a fresh cluster, measure it, print and save the figures.
 
-``python -m bench.run ingest [...]`` measures indexing instead (``bench/ingest.py``), ``relevance``
+``python -m bench.run ingest [...]`` measures indexing instead (``bench/ingest.py``), ``embedding``
+the local embedding model's docs/s, load time and memory (``bench/embedding.py``), ``relevance``
 ranking quality on Cranfield (``bench/relevance.py``), ``search`` the latency of query classes on a
 loaded dataset (``bench/search.py``), ``facets`` facet distributions on cities (``bench/facets.py``),
 ``geo`` geo and range filters and geo sort on ``cities`` (``bench/geo.py``), ``multisearch``
 separate and federated multi-search on movies (``bench/multisearch.py``), ``distinct`` search with
 distinct on an array field (``bench/distinct.py``), ``differential`` the first pages of seeded queries
 against the reference engine's (``bench/differential.py``), ``docsort`` sorted
-document reads on ``cities`` (``bench/docsort.py``), ``auth`` the cost of
-authentication (``bench/auth.py``) and ``embedding`` the local embedding model's docs/s
-(``bench/embedding.py``); each has its own options.
+document reads on ``cities`` (``bench/docsort.py``) and ``auth`` the cost of
+authentication (``bench/auth.py``); each has its own options.
 
 Runs are interleaved (run 1 at every concurrency, then run 2, ...) so that slow drift of a noisy
 machine spreads over all levels instead of biasing one of them.
@@ -150,6 +150,10 @@ def own_cli(name: str) -> ModuleType | None:
     """
     if name == "ingest":
         return ingest
+    if name == "embedding":
+        from bench import embedding
+
+        return embedding
     if name == "geo":
         from bench import geo
 
@@ -186,10 +190,6 @@ def own_cli(name: str) -> ModuleType | None:
         from bench import multisearch
 
         return multisearch
-    if name == "embedding":
-        from bench import embedding
-
-        return embedding
     return None
 
 
