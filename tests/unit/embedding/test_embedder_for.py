@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from common.settings.embedders import resolved_embedder
-from shard.embedding import Embedder, EmbeddingError, embedder_for, regeneration_key
+from shard.embedding import Embedder, EmbeddingError, check_composite, embedder_for, regeneration_key
 from tests.support.embedding_servers import MINILM, REST_BATCH, EmbeddingServer
 
 
@@ -152,3 +152,29 @@ def test_a_slow_build_does_not_hold_up_other_embedders(server: EmbeddingServer) 
     )
     assert time.monotonic() - started < 0.5
     probing.join()
+
+
+def test_check_composite_accepts_the_same_model_behind_both_sides(server: EmbeddingServer) -> None:
+    rest = {"source": "rest", "url": server.url + "/rest", **REST_BATCH, "dimensions": 384}
+    check_composite(
+        resolved_embedder({"source": "composite", "searchEmbedder": MINILM, "indexingEmbedder": rest})
+    )
+
+
+def test_check_composite_refuses_sides_that_disagree(server: EmbeddingServer) -> None:
+    cls = {**MINILM, "pooling": "forceCls"}
+    with pytest.raises(EmbeddingError) as raised:
+        check_composite(
+            resolved_embedder({"source": "composite", "searchEmbedder": MINILM, "indexingEmbedder": cls})
+        )
+    assert raised.value.message.startswith(
+        "Error while generating embeddings: user error: composite embedder: the search and indexing "
+        "embedders do not produce the same vectors:\n  - cosine distance 0."
+    )
+    ollama = {"source": "ollama", "model": "m", "url": server.url + "/api/embed", "dimensions": 3}
+    with pytest.raises(
+        EmbeddingError, match="the indexing embedder produces 3 dimensions, the search embedder 384"
+    ):
+        check_composite(
+            resolved_embedder({"source": "composite", "searchEmbedder": MINILM, "indexingEmbedder": ollama})
+        )
