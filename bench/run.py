@@ -1,6 +1,7 @@
 """``python -m bench.run <scenario>``: start a fresh cluster, measure it, print and save the figures.
 
-``python -m bench.run ingest [...]`` measures indexing instead (``bench/ingest.py``), ``relevance``
+``python -m bench.run ingest [...]`` measures indexing instead (``bench/ingest.py``), ``embedding``
+the local embedding model's docs/s, load time and memory (``bench/embedding.py``), ``relevance``
 ranking quality on Cranfield (``bench/relevance.py``), ``search`` the latency of query classes on a
 loaded dataset (``bench/search.py``), ``facets`` facet distributions on cities (``bench/facets.py``),
 ``geo`` geo and range filters and geo sort on ``cities`` (``bench/geo.py``), ``multisearch``
@@ -150,6 +151,10 @@ def own_cli(name: str) -> ModuleType | None:
     """
     if name == "ingest":
         return ingest
+    if name == "embedding":
+        from bench import embedding
+
+        return embedding
     if name == "geo":
         from bench import geo
 
