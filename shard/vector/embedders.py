@@ -51,7 +51,9 @@ class ShardEmbedding:
                 size = int(min(_LARGEST, max(_SMALLEST, size * min(pace, 4.0))))
             return np.concatenate(parts) if parts else np.empty((0, embedder.dimensions), np.float32)
         except EmbeddingError as error:
+            # As the reference words a failed document task: `runtime error: could not reach ...`
             raise ApiError(
                 "vector_embedding_error",
-                f"Index `{index_uid}`: While embedding documents for embedder `{name}`: {error.message}",
+                f"Index `{index_uid}`: While embedding documents for embedder `{name}`: {error.fault} error:"
+                f" {error.detail}",
             ) from None

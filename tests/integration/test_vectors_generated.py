@@ -195,8 +195,9 @@ def test_a_provider_failure_fails_its_task_and_stores_nothing(
     assert task["status"] == "failed"
     assert task["error"]["code"] == "vector_embedding_error"
     assert task["error"]["type"] == "invalid_request"
-    assert task["error"]["message"].startswith(
-        f"Index `{index}`: While embedding documents for embedder `r`: "
+    message = task["error"]["message"]
+    assert message.startswith(f"Index `{index}`: While embedding documents for embedder `r`: user error: "), (
+        message
     )
     assert _stats(cluster, index) == (4, 4, 4), "neither the documents nor any vector of the failed task"
     server.reset()
