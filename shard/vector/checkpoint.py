@@ -77,16 +77,15 @@ def read(directory: Path, key: SpaceId, record: SpaceRecord) -> tuple[Space, int
             space = Space(meta["dimensions"], meta["binary"])
             space.rows = saved["rows"].copy()
             space.owners = saved["owners"].copy()
-            ann = (saved["ann"], saved["annSlots"]) if "ann" in saved.files else None
-    except (OSError, ValueError, KeyError):
+            if "ann" in saved.files:
+                space.ann = ApproximateIndex.deserialize(saved["ann"], saved["annSlots"])
+    except (OSError, ValueError, KeyError, RuntimeError):  # faiss raises RuntimeError on a bad index
         return None
     space.used = len(space.owners)
     alive = space.owners >= 0
     space.free = np.flatnonzero(~alive).tolist()
     for slot, doc_id in zip(np.flatnonzero(alive).tolist(), space.owners[alive].tolist(), strict=True):
         space.slots.setdefault(doc_id, []).append(slot)
-    if ann is not None:
-        space.ann = ApproximateIndex.deserialize(*ann)
     return space, int(meta["generation"])
 
 

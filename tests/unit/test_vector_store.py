@@ -187,3 +187,14 @@ def test_deleting_an_index_drops_its_space_and_checkpoint(shard: Shard) -> None:
     assert list(checkpoints.iterdir()) == []
     with shard.env.lmdb.begin() as txn:
         assert all(txn.stat(db)["entries"] == 0 for db in shard.env.vector_tables)
+
+
+def test_an_unreadable_checkpoint_is_rebuilt_from_lmdb(shard: Shard) -> None:
+    shard.add([{"id": i, "_vectors": {"e": [1, i, 0]}} for i in range(3)])
+    (checkpoint_file,) = (shard.path / "vectors").iterdir()
+    checkpoint_file.write_bytes(b"not a checkpoint")
+    reopened = shard.reopen()
+    assert reopened.vectors.loaded_from_checkpoint == {}
+    query = np.array([1, 0, 0], dtype=np.float32)
+    assert _ids(nearest(reopened.vectors, 0, "e", query, 10, BitMap(range(10)))) == [0, 1, 2]
+    reopened.env.close()
