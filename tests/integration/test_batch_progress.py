@@ -20,6 +20,7 @@ DOCUMENT_STEPS = [
     "processing tasks > applying on shards > shard 0 > applying operations",
     "processing tasks > applying on shards > shard 0 > writing changes",
     "processing tasks > applying on shards > shard 0 > committing",
+    "processing tasks > applying on shards > shard 0 > updating vector indexes",
     "processing tasks > applying on shards > shard 0",
 ]
 
