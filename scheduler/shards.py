@@ -85,6 +85,18 @@ class ShardClients:
         found = [item for item in (orjson.loads(reply.json) for reply in replies) if item]
         return min(found, key=lambda item: item["sequence"])["error"] if found else None
 
+    async def documents(
+        self, shard: int, index_uid: str, offset: int, limit: int
+    ) -> list[tuple[int, dict[str, Any]]]:
+        """One page of a shard's stored documents of an index, ``(sequence, document)`` in insertion
+        order (``GetDocuments`` without filter nor sort)."""
+        message = json_pb2.JsonRequest(
+            json=orjson.dumps({"index": index_uid, "offset": offset, "limit": limit})
+        )
+        call = functools.partial(self._stubs[shard].GetDocuments, message, wait_for_ready=True)
+        reply = await _until_answered(call, shard)
+        return [(sequence, document) for sequence, _, document in orjson.loads(reply.json)["results"]]
+
     async def close(self) -> None:
         await asyncio.gather(*(channel.close() for channel in self._channels))
 
