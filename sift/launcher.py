@@ -7,6 +7,7 @@ configuration as JSON in an environment variable, so options are parsed and vali
 from __future__ import annotations
 
 import collections
+import contextlib
 import os
 import signal
 import socket
@@ -16,7 +17,7 @@ import sys
 import threading
 import time
 import urllib.request
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 import grpc
@@ -113,6 +114,20 @@ class Launcher:
         self._stop_all()
         log.info("Sift stopped")
         return 0
+
+    @contextlib.contextmanager
+    def running_backends(self) -> Iterator[None]:
+        """The scheduler and shards alone, no gateway, until the block ends: what a launch import
+        drives over gRPC while nothing else can reach the data directory."""
+        self.layout.create()
+        self._lock_fd = lock_data_directory(self.config.db_path)
+        try:
+            self._start_and_wait(self.backends)
+            yield
+        finally:
+            self._stop_all()
+            os.close(self._lock_fd)
+            self._lock_fd = None
 
     def _start_and_wait(self, children: list[Child]) -> None:
         for child in children:

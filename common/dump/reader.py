@@ -77,7 +77,7 @@ class DumpReader:
         file = self.root / "instance-uid"
         return file.read_text().strip() or None if file.is_file() else None
 
-    def keys(self) -> list[dict[str, Any]]:
+    def api_keys(self) -> list[dict[str, Any]]:
         return list(self._lines("keys.jsonl"))
 
     def features(self) -> dict[str, Any]:
