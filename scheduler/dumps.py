@@ -174,4 +174,3 @@ async def _shard_documents(
         if len(page) < _PAGE:
             return
         offset += len(page)
-
