@@ -53,7 +53,7 @@ async def create_dump(
         for index in store.list_indexes():
             documents = await asyncio.to_thread(writer.index, index["uid"], *_index_files(index))
             try:
-                await _write_documents(shards, index["uid"], documents)
+                await _write_documents(shards, index["uid"], index["primaryKey"], documents)
             finally:
                 documents.close()
         await asyncio.to_thread(writer.finish)
@@ -142,9 +142,11 @@ def _index_files(index: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]
     return metadata, settings
 
 
-async def _write_documents(shards: ShardClients, index_uid: str, out: IO[bytes]) -> None:
+async def _write_documents(
+    shards: ShardClients, index_uid: str, primary_key: str | None, out: IO[bytes]
+) -> None:
     """Every shard's documents merged by sequence (the insertion order), one page at a time."""
-    streams = [_shard_documents(shards, shard, index_uid) for shard in range(shards.count)]
+    streams = [_shard_documents(shards, shard, index_uid, primary_key) for shard in range(shards.count)]
     heads: list[tuple[int, int, dict[str, Any]]] = []
     for shard, stream in enumerate(streams):
         first = await anext(stream, None)
@@ -164,11 +166,11 @@ async def _write_documents(shards: ShardClients, index_uid: str, out: IO[bytes])
 
 
 async def _shard_documents(
-    shards: ShardClients, shard: int, index_uid: str
+    shards: ShardClients, shard: int, index_uid: str, primary_key: str | None
 ) -> AsyncIterator[tuple[int, dict[str, Any]]]:
     offset = 0
     while True:
-        page = await shards.documents(shard, index_uid, offset, _PAGE)
+        page = await shards.documents(shard, index_uid, offset, _PAGE, primary_key)
         for entry in page:
             yield entry
         if len(page) < _PAGE:

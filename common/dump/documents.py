@@ -1,10 +1,11 @@
 """Documents in a dump: ``_vectors`` as the reference writes them, ``{embedder: {embeddings, regenerate}}``.
 
-Sift stores a document's ``_vectors`` as it was sent (normalised by ``common/documents/vectors.py``):
-an array or array of arrays for user-provided vectors, ``{regenerate, embeddings}`` when explicit.
-In a dump every entry is explicit, embeddings always an array of arrays; vectors given as bare arrays
-are user-provided (``regenerate: false``). Embeddings an embedder generated are not in the stored
-document, so they are not in the dump: the importing engine generates them again.
+Documents are read with ``retrieveVectors``: shards that keep embeddings apart from documents put
+every embedder's entry back as ``{embeddings, regenerate}`` (generated ones included); shards that
+keep ``_vectors`` in the document give it as it was sent (normalised by
+``common/documents/vectors.py``: a bare array or array of arrays, or ``{regenerate, embeddings}``).
+In a dump every entry is explicit, embeddings always an array of arrays; bare arrays are
+user-provided (``regenerate: false``).
 """
 
 from __future__ import annotations
