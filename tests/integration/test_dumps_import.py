@@ -64,10 +64,10 @@ def test_reference_dump_indexes_settings_and_documents(imported: RunningCluster)
     assert by_sku["b-2"]["nested"] == {"color": "blue", "sizes": [1, 2]}
     assert by_sku["c-3"]["name"] == "Café crème"
     assert by_sku["c-3"]["_geo"] == {"lat": 48.85, "lng": 2.35}
-    assert by_sku["a-1"]["_vectors"]["manual"] == {
-        "embeddings": [[0.10000000149011612, 0.20000000298023224, 0.30000001192092896]],
-        "regenerate": False,
-    }
+    vectors = by_sku["a-1"]["_vectors"]["manual"]
+    assert vectors["regenerate"] is False
+    # The same float32 values, however they are printed (0.1 or 0.10000000149011612).
+    assert vectors["embeddings"] == [pytest.approx([0.1, 0.2, 0.3], rel=1e-7)]
     hits = httpx.post(
         f"{imported.url}/indexes/movies/search", json={"q": "sf", "filter": "genres = Drama"}, headers=HEADERS
     ).json()
