@@ -220,3 +220,24 @@ def test_kill_9_during_a_dump_leaves_no_partial_file_and_the_dump_completes(tmp_
             member = archive.extractfile("indexes/m2/documents.jsonl")
             assert member is not None
             assert len(member.read().splitlines()) == len(movies)
+
+
+def test_a_task_enqueued_at_dump_time_runs_after_the_import(source: RunningCluster, dump_dir: Path) -> None:
+    """A dump runs before other enqueued tasks (core.md §4.2): an addition still enqueued is written
+    with its documents (an update file), and the importing instance runs it."""
+    client = client_for(source, MASTER_KEY)
+    busy = client.index("busy").add_documents(orjson.loads(MOVIES.read_bytes()), primary_key="id").task_uid
+    late = client.index("late").add_documents([{"id": 7, "title": "enqueued"}], primary_key="id").task_uid
+    task = _create_dump(source)
+    assert task["status"] == "succeeded", task
+    wait_task(source, busy, key=MASTER_KEY, timeout=300)
+    dump = dump_dir / f"{task['details']['dumpUid']}.dump"
+    with tarfile.open(dump, "r:gz") as archive:
+        lines = [orjson.loads(line) for line in archive.extractfile("tasks/queue.jsonl").read().splitlines()]  # type: ignore[union-attr]
+        assert next(line for line in lines if line["uid"] == late)["status"] == "enqueued"
+        assert f"tasks/update_files/{late}.jsonl" in archive.getnames()
+    with secured_cluster("--import-dump", str(dump)) as imported:
+        finished = wait_task(imported, late, key=MASTER_KEY, timeout=120)
+        assert finished["status"] == "succeeded", finished
+        document = httpx.get(f"{imported.url}/indexes/late/documents/7", headers=ADMIN).json()
+        assert document == {"id": 7, "title": "enqueued"}
