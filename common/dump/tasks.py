@@ -92,7 +92,12 @@ def _params_from_kind(kind: str, content: dict[str, Any]) -> dict[str, Any]:
         return {"kind": "clear"}
     if kind == "settings":
         creates = content.get("allow_index_creation", True)
-        return {"settings": content.get("settings", {}), "allowIndexCreation": creates}
+        deletion = content.get("is_deletion", False)
+        return {
+            "settings": content.get("settings", {}),
+            "allowIndexCreation": creates,
+            "isDeletion": deletion,
+        }
     if kind == "indexCreation":
         return {"primaryKey": content.get("primary_key")}
     if kind == "indexUpdate":
@@ -175,7 +180,9 @@ def _kind_of(record: Record) -> Any:
         return {"documentDeletion": {"documents_ids": params.get("ids", [])}}
     if task_type == "settingsUpdate":
         settings = params.get("settings", {})
-        is_deletion = bool(settings) and all(value is None for value in settings.values())
+        # A reset route's update sets every value it names to null (read from a dump: as written).
+        resets = bool(settings) and all(value is None for value in settings.values())
+        is_deletion = params.get("isDeletion", resets)
         return {"settings": {"settings": settings, "is_deletion": is_deletion,
                              "allow_index_creation": params.get("allowIndexCreation", True)}}  # fmt: skip
     if task_type == "indexCreation":
