@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import heapq
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, Any
@@ -31,6 +31,7 @@ from scheduler.store import SchedulerStore
 
 _PAGE = 5000
 """Documents per shard read: large enough that a read's round trip is small against its work."""
+_TASK_CHUNK = 1000
 _DB_VERSION = "1.50.0"
 """The reference version whose dump format this writes (``metadata.json``'s ``dbVersion``)."""
 
@@ -48,8 +49,10 @@ async def create_dump(
     uid = dump_uid(started_ns)
     dump_dir.mkdir(parents=True, exist_ok=True)
     writer = await asyncio.to_thread(DumpWriter, dump_dir, uid)
+    # The uids are read here, on the event loop that owns the in-memory bitmaps, not in the thread.
+    task_uids = list(store.all_task_uids())
     try:
-        await asyncio.to_thread(_write_instance, store, writer, task, uid, started_ns)
+        await asyncio.to_thread(_write_instance, store, writer, task, task_uids, (uid, started_ns))
         for index in store.list_indexes():
             documents = await asyncio.to_thread(writer.index, index["uid"], *_index_files(index))
             try:
@@ -64,8 +67,14 @@ async def create_dump(
 
 
 def _write_instance(
-    store: SchedulerStore, writer: DumpWriter, task: dict[str, Any], uid: str, started_ns: int
+    store: SchedulerStore,
+    writer: DumpWriter,
+    task: dict[str, Any],
+    task_uids: list[int],
+    dump: tuple[str, int],
 ) -> None:
+    """Everything but the documents; ``dump`` is the dump's uid and start."""
+    started_ns = dump[1]
     writer.write_json(
         "metadata.json",
         {"dumpVersion": FORMAT_VERSION, "dbVersion": _DB_VERSION, "dumpDate": format_datetime(started_ns)},
@@ -79,7 +88,7 @@ def _write_instance(
     }
     writer.write_json("webhooks.json", {"webhooks": webhooks})
     writer.write_json("network.json", public_network(store.get_meta("network", EMPTY)))
-    writer.write_lines("tasks/queue.jsonl", _task_lines(store, writer, task, uid, started_ns))
+    writer.write_lines("tasks/queue.jsonl", _task_lines(store, writer, task, task_uids, dump))
     writer.write_lines("batches/queue.jsonl", _batch_lines(store))
 
 
@@ -98,14 +107,30 @@ def _key_line(record: dict[str, Any]) -> dict[str, Any]:
 
 
 def _task_lines(
-    store: SchedulerStore, writer: DumpWriter, task: dict[str, Any], uid: str, started_ns: int
-) -> Any:
-    """Every task in uid order; the dump's own task as succeeded (the reference writes it so), and
-    the payloads of document additions still enqueued as update files."""
-    for record in store.get_tasks(list(store.all_task_uids())):
+    store: SchedulerStore,
+    writer: DumpWriter,
+    task: dict[str, Any],
+    task_uids: list[int],
+    dump: tuple[str, int],
+) -> Iterator[dict[str, Any]]:
+    """Every task in uid order, read by chunks; the dump's own task as succeeded (the reference
+    writes it so), and the payloads of document additions still enqueued as update files."""
+    for start in range(0, len(task_uids), _TASK_CHUNK):
+        yield from _chunk_lines(store, writer, task, task_uids[start : start + _TASK_CHUNK], dump)
+
+
+def _chunk_lines(
+    store: SchedulerStore,
+    writer: DumpWriter,
+    task: dict[str, Any],
+    task_uids: list[int],
+    dump: tuple[str, int],
+) -> Iterator[dict[str, Any]]:
+    uid, started_ns = dump
+    for record in store.get_tasks(task_uids):
         if record["uid"] == task["uid"]:
-            record = {**record, "status": "succeeded", "startedNs": started_ns, "finishedNs": started_ns,
-                      "details": {"dumpUid": uid}}  # fmt: skip
+            finished = {"status": "succeeded", "startedNs": started_ns, "finishedNs": started_ns}
+            record = {**record, **finished, "details": {"dumpUid": uid}}
         elif record["status"] == "enqueued" and record["type"] == "documentAdditionOrUpdate":
             payload = store.get_payload(record["uid"])
             if payload is not None:
@@ -120,7 +145,7 @@ def _ndjson(payload: bytes, params: dict[str, Any]) -> bytes:
     return b"".join(orjson.dumps(document) + b"\n" for document in orjson.loads(payload))
 
 
-def _batch_lines(store: SchedulerStore) -> Any:
+def _batch_lines(store: SchedulerStore) -> Iterator[dict[str, Any]]:
     for batch_uid in store.batch_uids():
         batch = store.get_batch(batch_uid)
         if batch is not None:
