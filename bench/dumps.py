@@ -33,6 +33,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--runs", type=int, default=3, help="dumps timed (median shown)")
     parser.add_argument("--import-runs", type=int, default=1, help="imports timed (median shown)")
     parser.add_argument("--reference", action="store_true", help="also the reference engine, same run")
+    parser.add_argument("--json", type=Path, help="result file; default bench/results/dumps-<time>.json")
     return parser.parse_args(argv)
 
 
@@ -104,6 +105,7 @@ def _figures(dumps: list[float], size: int, imports: list[float], count: int | N
 def run(args: argparse.Namespace, environment: dict[str, Any]) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="sift-bench-dumps-") as scratch:
         report: dict[str, Any] = {
+            "scenario": "dumps",
             "environment": environment,
             "shards": args.shards,
             "runs": args.runs,
