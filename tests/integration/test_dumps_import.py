@@ -6,6 +6,7 @@ import gzip
 import os
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -197,3 +198,32 @@ def test_an_import_that_fails_midway_leaves_no_database(tmp_path: Path) -> None:
     assert "importing index `products` failed" in result.stderr
     assert not db_path.exists()
     assert not (tmp_path / "data.ms.import").exists()
+
+
+def test_kill_9_during_an_import_leaves_no_database_and_the_next_launch_imports(tmp_path: Path) -> None:
+    db_path = tmp_path / "data.ms"
+    cluster = RunningCluster(
+        "--import-dump", str(REFERENCE_DUMP), "--master-key", MASTER_KEY, data_dir=db_path
+    )
+    env = {**cluster.env, "PYTHONPATH": str(REPO_ROOT)}
+    launcher = subprocess.Popen(
+        [sys.executable, "-m", "sift.cli", *cluster.args],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    staging = tmp_path / "data.ms.import"
+    try:
+        deadline = time.monotonic() + 60
+        while not (staging / "shards").is_dir():
+            assert launcher.poll() is None and time.monotonic() < deadline, "the import never started"
+            time.sleep(0.01)
+        launcher.kill()
+        launcher.wait()
+        assert not db_path.exists(), "a killed import leaves no database"
+    finally:
+        if launcher.poll() is None:
+            launcher.kill()
+    with cluster:
+        assert _get(cluster, "/indexes/movies/stats")["numberOfDocuments"] == 1688
+    assert not staging.exists()
