@@ -115,19 +115,9 @@ def _task_lines(
 ) -> Iterator[dict[str, Any]]:
     """Every task in uid order, read by chunks; the dump's own task as succeeded (the reference
     writes it so), and the payloads of document additions still enqueued as update files."""
-    for start in range(0, len(task_uids), _TASK_CHUNK):
-        yield from _chunk_lines(store, writer, task, task_uids[start : start + _TASK_CHUNK], dump)
-
-
-def _chunk_lines(
-    store: SchedulerStore,
-    writer: DumpWriter,
-    task: dict[str, Any],
-    task_uids: list[int],
-    dump: tuple[str, int],
-) -> Iterator[dict[str, Any]]:
     uid, started_ns = dump
-    for record in store.get_tasks(task_uids):
+    chunks = (task_uids[start : start + _TASK_CHUNK] for start in range(0, len(task_uids), _TASK_CHUNK))
+    for record in (record for chunk in chunks for record in store.get_tasks(chunk)):
         if record["uid"] == task["uid"]:
             finished = {"status": "succeeded", "startedNs": started_ns, "finishedNs": started_ns}
             record = {**record, **finished, "details": {"dumpUid": uid}}
