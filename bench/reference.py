@@ -26,8 +26,11 @@ _START_TIMEOUT = 60.0
 
 
 @contextmanager
-def running_reference(archive: Path = ARCHIVE, data_dir: Path | None = None) -> Iterator[str]:
-    """The URL of a reference server running on ``data_dir`` (temporary when None)."""
+def running_reference(
+    archive: Path = ARCHIVE, data_dir: Path | None = None, *options: str, timeout: float = _START_TIMEOUT
+) -> Iterator[str]:
+    """The URL of a reference server running on ``data_dir`` (temporary when None), started with
+    ``options`` too; ``timeout`` bounds the wait for ``/health`` (an import at launch comes first)."""
     with tempfile.TemporaryDirectory(prefix="sift-reference-") as scratch:
         binary = Path(scratch) / "meilisearch"
         with lzma.open(archive) as packed, open(binary, "wb") as unpacked:
@@ -41,12 +44,13 @@ def running_reference(archive: Path = ARCHIVE, data_dir: Path | None = None) -> 
             "--http-addr",
             url.removeprefix("http://"),
             "--no-analytics",
+            *options,
         ]
         log_path = Path(scratch) / "reference.log"
         with open(log_path, "wb") as log:
             process = subprocess.Popen(command, cwd=scratch, stdout=log, stderr=subprocess.STDOUT)
         try:
-            _wait_healthy(url, process, log_path)
+            _wait_healthy(url, process, log_path, timeout)
             yield url
         finally:
             process.terminate()
@@ -57,8 +61,8 @@ def running_reference(archive: Path = ARCHIVE, data_dir: Path | None = None) -> 
                 process.wait()
 
 
-def _wait_healthy(url: str, process: subprocess.Popen[bytes], log: Path) -> None:
-    deadline = time.monotonic() + _START_TIMEOUT
+def _wait_healthy(url: str, process: subprocess.Popen[bytes], log: Path, timeout: float) -> None:
+    deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if process.poll() is not None:
             raise RuntimeError(f"the reference exited with {process.returncode}: {log.read_text()[-2000:]}")
@@ -68,4 +72,4 @@ def _wait_healthy(url: str, process: subprocess.Popen[bytes], log: Path) -> None
         except httpx.TransportError:
             pass
         time.sleep(0.1)
-    raise RuntimeError(f"the reference did not answer /health within {_START_TIMEOUT:.0f} s")
+    raise RuntimeError(f"the reference did not answer /health within {timeout:.0f} s")

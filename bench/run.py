@@ -9,8 +9,8 @@ separate and federated multi-search on movies (``bench/multisearch.py``), ``dist
 distinct on an array field (``bench/distinct.py``), ``differential`` the first pages of seeded queries
 against the reference engine's (``bench/differential.py``), ``docsort`` sorted
 document reads on ``cities`` (``bench/docsort.py``), ``auth`` the cost of
-authentication (``bench/auth.py``) and ``vectors`` the shard's vector store (``bench/vectors.py``);
-each has its own options.
+authentication (``bench/auth.py``), ``vectors`` the shard's vector store (``bench/vectors.py``) and
+``dumps`` dump and import time and size on cities (``bench/dumps.py``); each has its own options.
 
 Runs are interleaved (run 1 at every concurrency, then run 2, ...) so that slow drift of a noisy
 machine spreads over all levels instead of biasing one of them.
@@ -191,6 +191,10 @@ def own_cli(name: str) -> ModuleType | None:
         from bench import distinct
 
         return distinct
+    if name == "dumps":
+        from bench import dumps
+
+        return dumps
     if name == "multisearch":
         from bench import multisearch
 

@@ -22,6 +22,7 @@ from gateway.replication import keep_task_headers
 from gateway.routes import (
     document_edition,
     documents,
+    dumps,
     dynamic_search_rules,
     experimental,
     facet_search,
@@ -66,6 +67,7 @@ def create_app(config: Config, name: str = "sift") -> Sanic:
         dynamic_search_rules,
         document_edition,
         webhooks,
+        dumps,
         unsupported,
     ):
         app.blueprint(module.bp)

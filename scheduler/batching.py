@@ -44,6 +44,10 @@ def plan_next_batch(store: SchedulerStore, limits: Limits) -> BatchPlan | None:
     snapshots = enqueued & store.bitmap("type:snapshotCreation")
     if snapshots:
         return BatchPlan(store.get_tasks(list(snapshots)), "batched all enqueued snapshot creations")
+    dumps = enqueued & store.bitmap("type:dumpCreation")
+    if dumps:
+        oldest = store.get_tasks([dumps.min()])[0]
+        return BatchPlan([oldest], _alone(oldest))
     first = store.get_tasks([enqueued.min()])[0]
     if first["indexUid"] is None or first["type"] in _ALONE or first["type"] == "indexDeletion":
         return BatchPlan([first], _alone(first))

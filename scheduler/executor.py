@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import functools
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 from typing import Any
 
 from pyroaring import BitMap
@@ -27,6 +28,7 @@ from scheduler.batching import BatchPlan, Limits, plan_next_batch
 from scheduler.cancelation import cancel_enqueued, join_canceled
 from scheduler.delivery import Deliverer
 from scheduler.documents import plan_documents
+from scheduler.dumps import create_dump
 from scheduler.progress import TOP_STEPS, Progress
 from scheduler.queries import Processing
 from scheduler.rules import RULE_TASK_TYPES, run_rules_batch
@@ -62,6 +64,8 @@ class Executor:
         self.wake = asyncio.Event()
         self._abort_requested = False
         self.before_batch: Callable[[], Awaitable[None]] = _nothing
+        self.dump_dir = Path("dumps")
+        """``--dump-dir``, where ``dumpCreation`` writes."""
 
     async def run_forever(self) -> None:
         in_flight = self.store.get_meta("current_batch")
@@ -115,6 +119,10 @@ class Executor:
             outcomes, catalog = {t["uid"]: Outcome(FAILED, error=failure) for t in plan.tasks}, []
         self._commit(plan, batch_uid, started, outcomes, catalog, self.processing.progress)
         self.processing = None
+
+    def _progress_started(self) -> int:
+        assert self.processing is not None, "only a running batch has a start"
+        return self.processing.started_ns
 
     @property
     def _progress(self) -> Progress:
@@ -196,6 +204,10 @@ class Executor:
             return await self._create_index(first, batch_uid)
         if kind == "indexCompaction":
             return await self._compact(first, batch_uid)
+        if kind == "dumpCreation":
+            started = self._progress_started()
+            uid = await create_dump(self.store, self.shards, self.dump_dir, first, started)
+            return {first["uid"]: Outcome(SUCCEEDED, results={"dumpUid": uid})}, []
         if kind == "indexUpdate":
             return await self._update_index(first, batch_uid)
         if kind in RULE_TASK_TYPES:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 
 from common.config import Config
+from common.dump.writer import remove_leftovers as remove_dump_leftovers
 from common.layout import DataLayout
 from common.logging import get_logger
 from common.process import wait_for_stop_signal
@@ -39,6 +40,8 @@ async def serve(config: Config) -> None:
     webhooks = WebhookCatalog(store, config)
     deliverer = Deliverer.from_config(Outbox(store), webhooks, config)
     executor = Executor(store, shards, limits, deliverer)
+    executor.dump_dir = config.dump_dir
+    remove_dump_leftovers(config.dump_dir)
     keys = KeyCatalog(store)
     keys.ensure_defaults()
     service = SchedulerService(store, executor, keys, FeatureCatalog(store), webhooks)

@@ -85,6 +85,24 @@ class ShardClients:
         found = [item for item in (orjson.loads(reply.json) for reply in replies) if item]
         return min(found, key=lambda item: item["sequence"])["error"] if found else None
 
+    async def documents(
+        self, shard: int, index_uid: str, offset: int, limit: int, primary_key: str | None
+    ) -> list[tuple[int, dict[str, Any]]]:
+        """One page of a shard's stored documents of an index, ``(sequence, document)`` in insertion
+        order (``GetDocuments`` without filter nor sort), with ``retrieveVectors``: once shards keep
+        embeddings apart from documents, they put them back in ``_vectors`` (by ``primary_key``)."""
+        query = {
+            "index": index_uid,
+            "offset": offset,
+            "limit": limit,
+            "retrieveVectors": True,
+            "primaryKey": primary_key,
+        }
+        message = json_pb2.JsonRequest(json=orjson.dumps(query))
+        call = functools.partial(self._stubs[shard].GetDocuments, message, wait_for_ready=True)
+        reply = await _until_answered(call, shard)
+        return [(sequence, document) for sequence, _, document in orjson.loads(reply.json)["results"]]
+
     async def close(self) -> None:
         await asyncio.gather(*(channel.close() for channel in self._channels))
 

@@ -57,6 +57,7 @@ class Config:
     experimental_dumpless_upgrade: bool
     experimental_no_snapshot_compaction: bool
     experimental_no_edition_2024_for_settings: bool
+    experimental_no_edition_2024_for_dumps: bool
     experimental_logs_mode: str
     experimental_max_number_of_batched_tasks: int | None
     experimental_limit_batched_tasks_total_size: int

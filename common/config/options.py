@@ -140,6 +140,10 @@ OPTIONS: tuple[Option, ...] = (
     _flag("experimental_dumpless_upgrade", "Upgrade the database in place instead of through a dump."),
     _flag("experimental_no_snapshot_compaction", "Copy databases into snapshots without compacting."),
     _flag("experimental_no_edition_2024_for_settings", "Index settings changes with the legacy pipeline."),
+    _flag(
+        "experimental_no_edition_2024_for_dumps",
+        "Accepted for compatibility; changes nothing: Sift imports dumps with its one indexer.",
+    ),
     Option(
         "experimental_logs_mode", Kind.CHOICE, "Log line format.", default="human", choices=("human", "json"),
     ),

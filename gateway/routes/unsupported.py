@@ -65,7 +65,6 @@ ROUTES = (
     UnsupportedRoute("POST", "/logs/stderr", "metrics.get", _OPERATIONS, _LOGS),
     UnsupportedRoute("GET", "/indexes/<index_uid:str>/similar", "search", _VECTORS),
     UnsupportedRoute("POST", "/indexes/<index_uid:str>/similar", "search", _VECTORS),
-    UnsupportedRoute("POST", "/dumps", "dumps.create", _BACKUPS),
     UnsupportedRoute("POST", "/snapshots", "snapshots.create", _BACKUPS),
     UnsupportedRoute("POST", "/export", "export", _EXPORT),
     UnsupportedRoute(

@@ -89,6 +89,7 @@ def test_every_option_has_its_default(cwd: Path) -> None:
         "experimental_dumpless_upgrade": False,
         "experimental_no_snapshot_compaction": False,
         "experimental_no_edition_2024_for_settings": False,
+        "experimental_no_edition_2024_for_dumps": False,
         "experimental_logs_mode": "human",
         "experimental_max_number_of_batched_tasks": None,
         "experimental_limit_batched_tasks_total_size": 32 * 1024**2,
