@@ -304,3 +304,26 @@ def test_uncompacted_snapshot_restores_alike(tmp_path: Path) -> None:
         assert _without_times(got) == _without_times(wanted)
     for part in ("documents", "settings", "keys", "indexes", "stats"):
         assert after[part] == before[part], part
+
+
+def test_a_new_data_directory_takes_the_snapshots_shard_count(tmp_path: Path) -> None:
+    snapshots = tmp_path / "snapshots"
+    with RunningCluster("--snapshot-dir", str(snapshots), shards=1) as running, _client(running) as http:
+        _wait(http, http.post(f"/indexes/{INDEX}/documents", json=_documents()[:50]).json()["taskUid"])
+        _snapshot(http)
+    snapshot = str(snapshots / "data.ms.snapshot")
+    env = {"PYTHONPATH": str(REPO_ROOT), "PATH": "/usr/bin:/bin"}
+    shown = subprocess.run(
+        [sys.executable, "-m", "sift.cli", "config", "--db-path", str(tmp_path / "new.ms"),
+         "--import-snapshot", snapshot],
+        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60, check=True,
+    )  # fmt: skip
+    assert '"shards": 1' in shown.stdout
+    refused = _launch("--import-snapshot", snapshot, db_path=tmp_path / "new.ms", cwd=tmp_path)  # --shards 2
+    assert refused.returncode == 1
+    assert f"The snapshot `{snapshot}` (set by command-line option `--import-snapshot`) holds 1 shards" in (
+        refused.stderr
+    ), refused.stderr
+    with RunningCluster("--import-snapshot", snapshot, shards=1, data_dir=tmp_path / "new.ms") as restored:
+        stats = httpx.get(f"{restored.url}/indexes/{INDEX}/stats").json()
+        assert stats["numberOfDocuments"] == 50
