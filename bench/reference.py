@@ -12,7 +12,7 @@ import shutil
 import subprocess
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -26,8 +26,11 @@ _START_TIMEOUT = 60.0
 
 
 @contextmanager
-def running_reference(archive: Path = ARCHIVE, data_dir: Path | None = None) -> Iterator[str]:
-    """The URL of a reference server running on ``data_dir`` (temporary when None)."""
+def running_reference(
+    archive: Path = ARCHIVE, data_dir: Path | None = None, options: Sequence[str] = ()
+) -> Iterator[str]:
+    """The URL of a reference server running on ``data_dir`` (temporary when None), started with
+    ``options`` besides its paths."""
     with tempfile.TemporaryDirectory(prefix="sift-reference-") as scratch:
         binary = Path(scratch) / "meilisearch"
         with lzma.open(archive) as packed, open(binary, "wb") as unpacked:
@@ -41,6 +44,7 @@ def running_reference(archive: Path = ARCHIVE, data_dir: Path | None = None) -> 
             "--http-addr",
             url.removeprefix("http://"),
             "--no-analytics",
+            *options,
         ]
         log_path = Path(scratch) / "reference.log"
         with open(log_path, "wb") as log:

@@ -8,8 +8,9 @@ loaded dataset (``bench/search.py``), ``facets`` facet distributions on cities (
 separate and federated multi-search on movies (``bench/multisearch.py``), ``distinct`` search with
 distinct on an array field (``bench/distinct.py``), ``differential`` the first pages of seeded queries
 against the reference engine's (``bench/differential.py``), ``docsort`` sorted
-document reads on ``cities`` (``bench/docsort.py``) and ``auth`` the cost of
-authentication (``bench/auth.py``); each has its own options.
+document reads on ``cities`` (``bench/docsort.py``), ``auth`` the cost of
+authentication (``bench/auth.py``) and ``snapshots`` snapshot time and size (``bench/snapshots.py``);
+each has its own options.
 
 Runs are interleaved (run 1 at every concurrency, then run 2, ...) so that slow drift of a noisy
 machine spreads over all levels instead of biasing one of them.
@@ -190,6 +191,10 @@ def own_cli(name: str) -> ModuleType | None:
         from bench import multisearch
 
         return multisearch
+    if name == "snapshots":
+        from bench import snapshots
+
+        return snapshots
     return None
 
 
