@@ -77,7 +77,10 @@ class Snapshots:
         return self.directory / f".{self.name}.tmp"
 
     def remove_leftovers(self) -> None:
-        """What a snapshot interrupted by a crash left (never the finished file)."""
+        """What a snapshot interrupted by a crash left (never the finished file). A snapshot directory
+        that cannot be one (a file is there) holds nothing: the next snapshot fails, not the start."""
+        if not self.directory.is_dir():
+            return
         if self._staging.exists():
             log.warning("removing an interrupted snapshot's copies", path=str(self._staging))
             shutil.rmtree(self._staging)
@@ -87,10 +90,10 @@ class Snapshots:
         self, plan: BatchPlan, batch_uid: int, started: int, progress: Progress
     ) -> dict[int, Outcome]:
         """Take the snapshot; every task of the batch succeeds with it."""
-        self.directory.mkdir(parents=True, exist_ok=True)
-        self.remove_leftovers()
         outcomes = {task["uid"]: Outcome(SUCCEEDED) for task in plan.tasks}
         try:
+            self.directory.mkdir(parents=True, exist_ok=True)
+            self.remove_leftovers()
             with progress.step(STEPS, 0):
                 operations = [
                     [
@@ -112,7 +115,10 @@ class Snapshots:
             with progress.step(STEPS, 2):
                 size = await asyncio.to_thread(self._pack)
         finally:
+            # A failed snapshot (e.g. disk full) leaves nothing behind either; a finished one has no
+            # temporary file left (it was renamed).
             shutil.rmtree(self._staging, ignore_errors=True)
+            self._temporary.unlink(missing_ok=True)
         log.info("snapshot written", path=str(self.path), size=size, compacted=self.compact)
         if self.on_snapshot is not None:
             await self.on_snapshot(self.path)

@@ -327,3 +327,19 @@ def test_a_new_data_directory_takes_the_snapshots_shard_count(tmp_path: Path) ->
     with RunningCluster("--import-snapshot", snapshot, shards=1, data_dir=tmp_path / "new.ms") as restored:
         stats = httpx.get(f"{restored.url}/indexes/{INDEX}/stats").json()
         assert stats["numberOfDocuments"] == 50
+
+
+def test_a_snapshot_that_cannot_be_written_fails_cleanly(tmp_path: Path) -> None:
+    blocked = tmp_path / "snapshots"
+    blocked.write_text("a file where the snapshot directory should be")
+    with (
+        RunningCluster("--snapshot-dir", str(blocked)) as running,
+        httpx.Client(base_url=running.url) as http,
+    ):
+        failed = wait_task(http, http.post("/snapshots").json()["taskUid"])
+        assert failed["status"] == "failed"
+        assert (failed["error"]["code"], failed["error"]["type"]) == ("internal", "internal")
+        assert str(blocked) in failed["error"]["message"]
+        blocked.unlink()
+        _wait(http, http.post("/snapshots").json()["taskUid"])
+        assert sorted(path.name for path in blocked.iterdir()) == ["data.ms.snapshot"]
