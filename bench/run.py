@@ -9,7 +9,8 @@ separate and federated multi-search on movies (``bench/multisearch.py``), ``dist
 distinct on an array field (``bench/distinct.py``), ``differential`` the first pages of seeded queries
 against the reference engine's (``bench/differential.py``), ``docsort`` sorted
 document reads on ``cities`` (``bench/docsort.py``), ``auth`` the cost of
-authentication (``bench/auth.py``) and ``snapshots`` snapshot time and size (``bench/snapshots.py``);
+authentication (``bench/auth.py``), ``vectors`` the shard's vector store (``bench/vectors.py``) and
+``snapshots`` snapshot time and size (``bench/snapshots.py``);
 each has its own options.
 
 Runs are interleaved (run 1 at every concurrency, then run 2, ...) so that slow drift of a noisy
@@ -163,6 +164,10 @@ def own_cli(name: str) -> ModuleType | None:
         from bench import docsort
 
         return docsort
+    if name == "vectors":
+        from bench import vectors
+
+        return vectors
     if name == "relevance":
         from bench import relevance
 
