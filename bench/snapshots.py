@@ -1,8 +1,9 @@
 """``python -m bench.run snapshots``: snapshot time and size on cities (171k documents), with and without
 compaction, Sift beside the reference engine in the same run.
 
-Each engine loads the dataset once; it is then started with LMDB compaction of snapshots (the default)
-and again on the same data with ``--experimental-no-snapshot-compaction``, and takes ``--runs``
+Each engine loads the dataset once and replaces every document ``--rewrites`` times (copy-on-write
+leaves free pages, which compaction leaves out); it is then started with LMDB compaction of snapshots
+(the default) and again on the same data with ``--experimental-no-snapshot-compaction``, and takes ``--runs``
 snapshots each time (``POST /snapshots``); the reference 1.50 refuses that flag, so it is measured in
 its default mode only. Figures per engine and mode (medians): the task's duration,
 the request-to-finished time, the snapshot file's size, and the data directory's stores for scale.
@@ -23,7 +24,7 @@ from typing import Any
 
 import httpx
 
-from bench.datasets import DATASETS, load
+from bench.datasets import DATASETS, add_documents, load
 from bench.reference import running_reference
 from tests.support.cluster import RunningCluster
 from tests.support.crash.api import wait_task
@@ -39,6 +40,9 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--dataset", default="cities", choices=sorted(DATASETS))
     parser.add_argument("--shards", type=int, default=2)
     parser.add_argument("--runs", type=int, default=3, help="snapshots per engine and mode")
+    parser.add_argument(
+        "--rewrites", type=int, default=1, help="times every document is replaced after the load (free pages)"
+    )
     parser.add_argument("--no-reference", action="store_true", help="measure Sift alone")
     parser.add_argument("--json", type=Path, help="result file; default bench/results/snapshots-<time>.json")
     return parser.parse_args(argv)
@@ -76,6 +80,7 @@ def _engine(
     scratch: Path,
     dataset: str,
     runs: int,
+    rewrites: int,
     modes: tuple[str, ...] = tuple(MODES),
 ) -> dict[str, Any]:
     """Load once, then snapshot in each mode; ``start(db, snapshots, options)`` is a context giving a URL."""
@@ -88,6 +93,11 @@ def _engine(
                 started = time.monotonic()
                 load(url, INDEX, dataset)
                 result["load_s"] = time.monotonic() - started
+                for rewrite in range(rewrites):
+                    documents = (
+                        {**document, "rewrite": rewrite} for document in DATASETS[dataset].documents()
+                    )
+                    add_documents(url, INDEX, documents, DATASETS[dataset].primary_key)
             result["stores_bytes"] = _tree_bytes(db)
             result[mode] = _median(_snapshots(url, snapshots / "data.ms.snapshot", runs))
             print(f"{db.parent.name} {mode}: {result[mode]}", file=sys.stderr, flush=True)
@@ -121,11 +131,16 @@ def _import_seconds(snapshot: Path, shards: int, scratch: Path) -> float:
 
 
 def run(args: argparse.Namespace, environment: dict[str, Any]) -> dict[str, Any]:
-    report: dict[str, Any] = {"scenario": "snapshots", "environment": environment, "dataset": args.dataset}
+    report: dict[str, Any] = {
+        "scenario": "snapshots",
+        "environment": environment,
+        "dataset": args.dataset,
+        "rewrites": args.rewrites,
+    }
     with tempfile.TemporaryDirectory(prefix="bench-snapshots-") as scratch_name:
         scratch = Path(scratch_name)
         (scratch / "sift").mkdir()
-        report["sift"] = _engine(_Sift(args.shards), scratch / "sift", args.dataset, args.runs)
+        report["sift"] = _engine(_Sift(args.shards), scratch / "sift", args.dataset, args.runs, args.rewrites)
         # The last snapshot of the loop above is the uncompacted one: take a compacted one to import.
         with _Sift(args.shards)(scratch / "sift" / "data.ms", scratch / "sift" / "snapshots", ()) as url:
             _snapshots(url, scratch / "sift" / "snapshots" / "data.ms.snapshot", 1)
@@ -139,14 +154,15 @@ def run(args: argparse.Namespace, environment: dict[str, Any]) -> dict[str, Any]
 
             # The reference 1.50 refuses --experimental-no-snapshot-compaction: its default mode only.
             report["reference"] = _engine(
-                reference, scratch / "reference", args.dataset, args.runs, ("compacted",)
+                reference, scratch / "reference", args.dataset, args.runs, args.rewrites, ("compacted",)
             )
     return report
 
 
 def render(report: dict[str, Any]) -> str:
     lines = [
-        f"snapshots of {report['dataset']} (medians)",
+        f"snapshots of {report['dataset']}, every document replaced {report['rewrites']} times after the load"
+        " (medians)",
         f"{'engine':<10} {'mode':<14} {'task s':>8} {'wall s':>8} {'file MB':>9} {'stores MB':>10}",
     ]
     for engine in ("sift", "reference"):
