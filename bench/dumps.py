@@ -72,7 +72,7 @@ def _sift(args: argparse.Namespace, scratch: Path) -> dict[str, Any]:
 
 def _reference(args: argparse.Namespace, scratch: Path) -> dict[str, Any]:
     dump_dir = scratch / "reference-dumps"
-    with running_reference(ARCHIVE, None, "--dump-dir", str(dump_dir)) as url:
+    with running_reference(ARCHIVE, None, ("--dump-dir", str(dump_dir))) as url:
         load(url, INDEX, "cities")
         dumps = [_dump(url, dump_dir) for _ in range(args.runs)]
     dump = dumps[-1][1]
@@ -80,7 +80,7 @@ def _reference(args: argparse.Namespace, scratch: Path) -> dict[str, Any]:
     for run in range(args.import_runs):
         started = time.monotonic()
         options = ("--import-dump", str(dump))
-        with running_reference(ARCHIVE, scratch / f"reference-import-{run}", *options, timeout=1800) as url:
+        with running_reference(ARCHIVE, scratch / f"reference-import-{run}", options, timeout=1800) as url:
             imports.append(time.monotonic() - started)
             count = httpx.get(f"{url}/indexes/{INDEX}/stats").json()["numberOfDocuments"]
     return _figures([seconds for seconds, _ in dumps], dump.stat().st_size, imports, count)

@@ -12,7 +12,7 @@ import shutil
 import subprocess
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -27,10 +27,14 @@ _START_TIMEOUT = 60.0
 
 @contextmanager
 def running_reference(
-    archive: Path = ARCHIVE, data_dir: Path | None = None, *options: str, timeout: float = _START_TIMEOUT
+    archive: Path = ARCHIVE,
+    data_dir: Path | None = None,
+    options: Sequence[str] = (),
+    timeout: float = _START_TIMEOUT,
 ) -> Iterator[str]:
     """The URL of a reference server running on ``data_dir`` (temporary when None), started with
-    ``options`` too; ``timeout`` bounds the wait for ``/health`` (an import at launch comes first)."""
+    ``options`` besides its paths; ``timeout`` bounds the wait for ``/health`` (an import at launch
+    comes first)."""
     with tempfile.TemporaryDirectory(prefix="sift-reference-") as scratch:
         binary = Path(scratch) / "meilisearch"
         with lzma.open(archive) as packed, open(binary, "wb") as unpacked:

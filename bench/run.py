@@ -10,7 +10,8 @@ distinct on an array field (``bench/distinct.py``), ``differential`` the first p
 against the reference engine's (``bench/differential.py``), ``docsort`` sorted
 document reads on ``cities`` (``bench/docsort.py``), ``auth`` the cost of
 authentication (``bench/auth.py``), ``vectors`` the shard's vector store (``bench/vectors.py``) and
-``dumps`` dump and import time and size on cities (``bench/dumps.py``); each has its own options.
+``dumps`` dump and import time and size on cities (``bench/dumps.py``) and ``snapshots`` snapshot
+time and size (``bench/snapshots.py``); each has its own options.
 
 Runs are interleaved (run 1 at every concurrency, then run 2, ...) so that slow drift of a noisy
 machine spreads over all levels instead of biasing one of them.
@@ -199,6 +200,10 @@ def own_cli(name: str) -> ModuleType | None:
         from bench import multisearch
 
         return multisearch
+    if name == "snapshots":
+        from bench import snapshots
+
+        return snapshots
     return None
 
 

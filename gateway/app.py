@@ -35,6 +35,7 @@ from gateway.routes import (
     render,
     search,
     settings,
+    snapshots,
     stats,
     tasks,
     unsupported,
@@ -68,6 +69,7 @@ def create_app(config: Config, name: str = "sift") -> Sanic:
         document_edition,
         webhooks,
         dumps,
+        snapshots,
         unsupported,
     ):
         app.blueprint(module.bp)

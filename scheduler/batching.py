@@ -43,7 +43,11 @@ def plan_next_batch(store: SchedulerStore, limits: Limits) -> BatchPlan | None:
         return BatchPlan([oldest], _alone(oldest))
     snapshots = enqueued & store.bitmap("type:snapshotCreation")
     if snapshots:
-        return BatchPlan(store.get_tasks(list(snapshots)), "batched all enqueued snapshot creations")
+        return BatchPlan(
+            store.get_tasks(list(snapshots)),
+            "stopped after the last task of type `snapshotCreation` because they cannot be batched with "
+            "tasks of any other type.",
+        )
     dumps = enqueued & store.bitmap("type:dumpCreation")
     if dumps:
         oldest = store.get_tasks([dumps.min()])[0]
