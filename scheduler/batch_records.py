@@ -8,9 +8,12 @@ from typing import Any
 import grpc
 
 from common.errors import ApiError
-from common.task_vocabulary import SUCCEEDED
+from common.task_vocabulary import CANCELED, FINISHED, SUCCEEDED
+from common.timefmt import format_duration
+from scheduler.batching import BatchPlan
+from scheduler.cancelation import join_canceled
 from scheduler.store import Txn
-from scheduler.tasks import COUNT_DETAILS, Outcome
+from scheduler.tasks import COUNT_DETAILS, Outcome, finish
 
 
 def batch_error(error: Exception) -> ApiError:
@@ -71,3 +74,78 @@ def aggregate_details(tasks: list[dict[str, Any]], outcomes: dict[int, Outcome] 
             else:
                 details[name] = counted
     return details
+
+
+def write_batch(
+    txn: Txn,
+    plan: BatchPlan,
+    batch_uid: int,
+    started: int,
+    finished: int,
+    outcomes: dict[int, Outcome],
+    catalog: list[tuple[str, Any]],
+    trace: dict[str, str],
+) -> list[dict[str, Any]]:
+    """Everything a finished batch commits in ``txn``: catalog changes, each task's outcome, the batch
+    record, the in-flight record cleared. Returns the finished tasks, for the batch's notifications.
+    ``outcomes`` gains the tasks its cancelations canceled."""
+    for change, value in catalog:
+        apply_catalog_change(txn, change, value)
+    statuses: dict[str, int] = {}
+    types: dict[str, int] = {}
+    indexes: dict[str, int] = {}
+    notified: list[dict[str, Any]] = []
+    canceled = join_canceled(txn.store, txn, plan.tasks, batch_uid, started, finished)
+    outcomes.update((record["uid"], Outcome(CANCELED)) for record in canceled)
+    for joined in canceled:
+        notified.append(joined)
+        _count(joined, CANCELED, statuses, types, indexes)
+    for task in plan.tasks:
+        record = txn.get_task(task["uid"])
+        if record is None or record["status"] in FINISHED:
+            continue
+        previous = dict(record)
+        outcome = outcomes[task["uid"]]
+        record["batchUid"] = batch_uid
+        record["startedNs"] = started
+        finish(record, outcome.status, finished, outcome.counts, outcome.error, outcome.results)
+        txn.put_task(record, previous)
+        txn.delete_payload(record["uid"])
+        notified.append(record)
+        _count(record, outcome.status, statuses, types, indexes)
+    members = [*canceled, *plan.tasks]
+    txn.put_batch(
+        {
+            "uid": batch_uid,
+            "progress": None,
+            "details": aggregate_details(members, outcomes),
+            "stats": {
+                "totalNbTasks": len(members),
+                "status": statuses,
+                "types": types,
+                "indexUids": indexes,
+                "progressTrace": trace,
+            },
+            "duration": format_duration(finished - started),
+            "startedNs": started,
+            "finishedNs": finished,
+            "batchStrategy": plan.strategy,
+            "tasks": sorted(t["uid"] for t in members),
+        }
+    )
+    txn.set_meta("current_batch", None)
+    return notified
+
+
+def _count(
+    record: dict[str, Any],
+    status: str,
+    statuses: dict[str, int],
+    types: dict[str, int],
+    indexes: dict[str, int],
+) -> None:
+    """One task in its batch's stats."""
+    statuses[status] = statuses.get(status, 0) + 1
+    types[record["type"]] = types.get(record["type"], 0) + 1
+    if record["indexUid"] is not None:
+        indexes[record["indexUid"]] = indexes.get(record["indexUid"], 0) + 1

@@ -43,7 +43,11 @@ def plan_next_batch(store: SchedulerStore, limits: Limits) -> BatchPlan | None:
         return BatchPlan([oldest], _alone(oldest))
     snapshots = enqueued & store.bitmap("type:snapshotCreation")
     if snapshots:
-        return BatchPlan(store.get_tasks(list(snapshots)), "batched all enqueued snapshot creations")
+        return BatchPlan(
+            store.get_tasks(list(snapshots)),
+            "stopped after the last task of type `snapshotCreation` because they cannot be batched with "
+            "tasks of any other type.",
+        )
     first = store.get_tasks([enqueued.min()])[0]
     if first["indexUid"] is None or first["type"] in _ALONE or first["type"] == "indexDeletion":
         return BatchPlan([first], _alone(first))

@@ -20,11 +20,11 @@ from common.documents.geo import uses_geo
 from common.documents.geojson import uses_geojson
 from common.errors import ApiError, index_already_exists, index_not_found
 from common.logging import get_logger
-from common.task_vocabulary import CANCELED, FAILED, FINISHED, SUCCEEDED
-from common.timefmt import format_duration, now_ns
-from scheduler.batch_records import aggregate_details, apply_catalog_change, batch_error
+from common.task_vocabulary import FAILED, FINISHED, SUCCEEDED
+from common.timefmt import now_ns
+from scheduler.batch_records import batch_error, write_batch
 from scheduler.batching import BatchPlan, Limits, plan_next_batch
-from scheduler.cancelation import cancel_enqueued, join_canceled
+from scheduler.cancelation import cancel_enqueued
 from scheduler.delivery import Deliverer
 from scheduler.documents import plan_documents
 from scheduler.progress import TOP_STEPS, Progress
@@ -32,9 +32,10 @@ from scheduler.queries import Processing
 from scheduler.rules import RULE_TASK_TYPES, run_rules_batch
 from scheduler.settings import run_settings_batch
 from scheduler.shards import ShardClients
+from scheduler.snapshots import Snapshots
 from scheduler.store import SchedulerStore, new_index_record
 from scheduler.swaps import plan_swap
-from scheduler.tasks import Outcome, finish, matched_tasks
+from scheduler.tasks import Outcome, matched_tasks
 
 log = get_logger(__name__)
 
@@ -52,9 +53,15 @@ class BatchAborted(Exception):
 
 class Executor:
     def __init__(
-        self, store: SchedulerStore, shards: ShardClients, limits: Limits, notifications: Deliverer
+        self,
+        store: SchedulerStore,
+        shards: ShardClients,
+        limits: Limits,
+        notifications: Deliverer,
+        snapshots: Snapshots,
     ) -> None:
         self.store = store
+        self.snapshots = snapshots
         self.shards = shards
         self.limits = limits
         self.notifications = notifications
@@ -117,6 +124,11 @@ class Executor:
         self.processing = None
 
     @property
+    def _started_ns(self) -> int:
+        assert self.processing is not None, "only a running batch has started"
+        return self.processing.started_ns
+
+    @property
     def _progress(self) -> Progress:
         assert self.processing is not None, "only a running batch has progress"
         return self.processing.progress
@@ -133,51 +145,9 @@ class Executor:
         finished = now_ns()
         # The batch's trace closes with this step, still running as the batch record is written.
         with self.store.write() as txn, progress.step(TOP_STEPS, 1):
-            for change, value in catalog:
-                apply_catalog_change(txn, change, value)
-            statuses: dict[str, int] = {}
-            types: dict[str, int] = {}
-            indexes: dict[str, int] = {}
-            notified: list[dict[str, Any]] = []
-            canceled = join_canceled(self.store, txn, plan.tasks, batch_uid, started, finished)
-            outcomes.update((record["uid"], Outcome(CANCELED)) for record in canceled)
-            for joined in canceled:
-                notified.append(joined)
-                _count(joined, CANCELED, statuses, types, indexes)
-            for task in plan.tasks:
-                record = txn.get_task(task["uid"])
-                if record is None or record["status"] in FINISHED:
-                    continue
-                previous = dict(record)
-                outcome = outcomes[task["uid"]]
-                record["batchUid"] = batch_uid
-                record["startedNs"] = started
-                finish(record, outcome.status, finished, outcome.counts, outcome.error, outcome.results)
-                txn.put_task(record, previous)
-                txn.delete_payload(record["uid"])
-                notified.append(record)
-                _count(record, outcome.status, statuses, types, indexes)
-            members = [*canceled, *plan.tasks]
-            txn.put_batch(
-                {
-                    "uid": batch_uid,
-                    "progress": None,
-                    "details": aggregate_details(members, outcomes),
-                    "stats": {
-                        "totalNbTasks": len(members),
-                        "status": statuses,
-                        "types": types,
-                        "indexUids": indexes,
-                        "progressTrace": progress.trace(),
-                    },
-                    "duration": format_duration(finished - started),
-                    "startedNs": started,
-                    "finishedNs": finished,
-                    "batchStrategy": plan.strategy,
-                    "tasks": sorted(t["uid"] for t in members),
-                }
+            notified = write_batch(
+                txn, plan, batch_uid, started, finished, outcomes, catalog, progress.trace()
             )
-            txn.set_meta("current_batch", None)
             deliveries = self.notifications.stage(txn, batch_uid, notified, finished)
         self.notifications.schedule(deliveries)
 
@@ -196,6 +166,8 @@ class Executor:
             return await self._create_index(first, batch_uid)
         if kind == "indexCompaction":
             return await self._compact(first, batch_uid)
+        if kind == "snapshotCreation":
+            return await self.snapshots.create(plan, batch_uid, self._started_ns, self._progress), []
         if kind == "indexUpdate":
             return await self._update_index(first, batch_uid)
         if kind in RULE_TASK_TYPES:
@@ -390,16 +362,3 @@ class Executor:
                     txn.delete_batch(batch_uid)
         return outcomes
 
-
-def _count(
-    record: dict[str, Any],
-    status: str,
-    statuses: dict[str, int],
-    types: dict[str, int],
-    indexes: dict[str, int],
-) -> None:
-    """One task in its batch's stats."""
-    statuses[status] = statuses.get(status, 0) + 1
-    types[record["type"]] = types.get(record["type"], 0) + 1
-    if record["indexUid"] is not None:
-        indexes[record["indexUid"]] = indexes.get(record["indexUid"], 0) + 1

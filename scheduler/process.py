@@ -21,6 +21,7 @@ from scheduler.keys import KeyCatalog
 from scheduler.outbox import Outbox
 from scheduler.server import SchedulerService
 from scheduler.shards import ShardClients
+from scheduler.snapshots import Snapshots, schedule_snapshots
 from scheduler.store import SchedulerStore
 from scheduler.webhooks import WebhookCatalog
 
@@ -38,7 +39,9 @@ async def serve(config: Config) -> None:
     )
     webhooks = WebhookCatalog(store, config)
     deliverer = Deliverer.from_config(Outbox(store), webhooks, config)
-    executor = Executor(store, shards, limits, deliverer)
+    snapshots = Snapshots(store, shards, config)
+    snapshots.remove_leftovers()
+    executor = Executor(store, shards, limits, deliverer, snapshots)
     keys = KeyCatalog(store)
     keys.ensure_defaults()
     service = SchedulerService(store, executor, keys, FeatureCatalog(store), webhooks)
@@ -52,18 +55,20 @@ async def serve(config: Config) -> None:
     delivering = asyncio.create_task(deliverer.run_forever())
     running = asyncio.create_task(executor.run_forever())
     stopping = asyncio.create_task(wait_for_stop_signal())
+    background = [delivering, running]
+    if config.schedule_snapshot is not None:
+        background.append(asyncio.create_task(schedule_snapshots(service, config.schedule_snapshot)))
     log.info("scheduler listening", socket=str(layout.scheduler_socket))
-    await asyncio.wait({running, delivering, stopping}, return_when=asyncio.FIRST_COMPLETED)
-    ended = [t for t in (running, delivering) if t.done() and not t.cancelled() and t.exception()]
+    await asyncio.wait({*background, stopping}, return_when=asyncio.FIRST_COMPLETED)
+    ended = [t for t in background if t.done() and not t.cancelled() and t.exception()]
     crashed = bool(ended)
     if crashed:
         # A dead executor would leave a healthy-looking scheduler that never processes a task again
-        # (a dead deliverer, one that never notifies): exit so that the launcher restarts it, and the
-        # in-flight batch and the outbox are resumed.
+        # (a dead deliverer, one that never notifies; a dead snapshot clock, no scheduled snapshot):
+        # exit so that the launcher restarts it, and the in-flight batch and the outbox are resumed.
         log.error("the task executor or webhook delivery stopped", exc_info=ended[0].exception())
-    running.cancel()
-    delivering.cancel()
-    stopping.cancel()
+    for task in (*background, stopping):
+        task.cancel()
     await deliverer.close()
     await server.stop(grace=2)
     await shards.close()

@@ -17,7 +17,7 @@ from common.lmdb_sizes import environment_sizes
 from common.timing import Steps, lap
 from shard.batches import BatchResult, Operation, apply_batch, recorded_result
 from shard.filter.apply import FilterScope, filter_documents
-from shard.index import catalog, compaction
+from shard.index import catalog, compaction, snapshot
 from shard.index.codec import DocumentCodec
 from shard.index.documents import Document, read_document, read_documents, selected_ids
 from shard.index.env import StoreEnv, Txn
@@ -82,12 +82,16 @@ class ShardStore:
         should_abort: Callable[[], bool] = _never,
         steps: Steps | None = None,
     ) -> BatchResult:
-        """A batch whose one operation is ``compactIndex`` compacts the store (``index/compaction.py``);
-        any other applies its operations in one write transaction (``batches.py``)."""
+        """A batch whose one operation is ``compactIndex`` compacts the store (``index/compaction.py``),
+        one whose one operation is ``snapshot`` copies it for a snapshot (``index/snapshot.py``); any
+        other applies its operations in one write transaction (``batches.py``)."""
         with self._writing:
             try:
                 if len(operations) == 1 and operations[0]["op"] == "compactIndex":
                     return self._compact(batch_uid, operations[0]["task"])
+                if len(operations) == 1 and operations[0]["op"] == "snapshot":
+                    with self._gate.using() as env:
+                        return snapshot.copy_store(env, Path(operations[0]["path"]), operations[0]["compact"])
                 with self._gate.using() as env:
                     return apply_batch(env, self.codec, batch_uid, operations, should_abort, steps)
             finally:

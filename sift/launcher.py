@@ -27,6 +27,7 @@ from common.layout import DataLayout
 from common.logging import get_logger
 from common.rpc import health_pb2, scheduler_pb2_grpc, shard_pb2_grpc
 from common.rpc.channels import CHANNEL_OPTIONS, unix_target
+from sift.imports import Importer, ImportFailed, run_launch_import
 
 CLUSTER_CONFIG_ENV = "SIFT_CLUSTER_CONFIG"
 LAUNCHER_PID_ENV = "SIFT_LAUNCHER_PID"
@@ -91,11 +92,12 @@ class Launcher:
         for sig in (signal.SIGINT, signal.SIGTERM):
             signal.signal(sig, lambda *_: self._stopping.set())
         try:
+            run_launch_import(self.config, _launch_importers())
             self.layout.create()
             self._lock_fd = lock_data_directory(self.config.db_path)
             self._start_and_wait(self.backends)
             self._start_and_wait([self.gateway])
-        except (StartupError, DataDirectoryInUse, ValueError, OSError) as error:
+        except (StartupError, DataDirectoryInUse, ImportFailed, ValueError, OSError) as error:
             self._stop_all()
             print(f"sift: the cluster could not start: {error}", file=sys.stderr)
             return 1
@@ -222,6 +224,13 @@ class Launcher:
     @property
     def _scheme(self) -> str:
         return "https" if self.config.ssl_cert_path is not None else "http"
+
+
+def _launch_importers() -> dict[str, Importer]:
+    """Launch imports by kind (``dump``, ``snapshot``), run before anything starts (``sift/imports.py``)."""
+    from sift.dump_import import import_dump
+
+    return {"dump": import_dump}
 
 
 def _liveness_tls() -> ssl.SSLContext:

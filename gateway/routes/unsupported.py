@@ -66,7 +66,6 @@ ROUTES = (
     UnsupportedRoute("GET", "/indexes/<index_uid:str>/similar", "search", _VECTORS),
     UnsupportedRoute("POST", "/indexes/<index_uid:str>/similar", "search", _VECTORS),
     UnsupportedRoute("POST", "/dumps", "dumps.create", _BACKUPS),
-    UnsupportedRoute("POST", "/snapshots", "snapshots.create", _BACKUPS),
     UnsupportedRoute("POST", "/export", "export", _EXPORT),
     UnsupportedRoute(
         "GET", "/chats", "chats.get", _CHATS, _Gate("chatCompletions", f"listing the chats {_CHAT_LINK}")
