@@ -12,9 +12,10 @@ so no orphan part stays billed in the bucket, and raises :class:`ObjectStorageEr
 
 from __future__ import annotations
 
+import asyncio
 import math
 import threading
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -138,6 +139,16 @@ class _WebIdentity(CredentialProvider):  # type: ignore[misc]
             extra_args={"RoleSessionName": "sift-snapshot"},
         )
         return DeferredRefreshableCredentials(refresh_using=fetcher.fetch_credentials, method=self.METHOD)
+
+
+def snapshot_uploader(storage: ObjectStorage) -> Callable[[Path], Awaitable[None]]:
+    """``Snapshots.on_snapshot``: the finished file uploaded as ``<prefix>/<file name>``, off the loop."""
+
+    async def upload(path: Path) -> None:
+        key = await asyncio.to_thread(upload_file, storage, path, path.name)
+        log.info("snapshot uploaded", bucket=storage.bucket, key=key)
+
+    return upload
 
 
 def part_size_for(file_size: int, wanted: int) -> int:

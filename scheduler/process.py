@@ -18,6 +18,7 @@ from scheduler.delivery import Deliverer
 from scheduler.executor import Executor
 from scheduler.features import FeatureCatalog
 from scheduler.keys import KeyCatalog
+from scheduler.objstore import ObjectStorage, snapshot_uploader
 from scheduler.outbox import Outbox
 from scheduler.server import SchedulerService
 from scheduler.shards import ShardClients
@@ -39,7 +40,8 @@ async def serve(config: Config) -> None:
     )
     webhooks = WebhookCatalog(store, config)
     deliverer = Deliverer.from_config(Outbox(store), webhooks, config)
-    snapshots = Snapshots(store, shards, config)
+    storage = ObjectStorage.from_config(config)
+    snapshots = Snapshots(store, shards, config, None if storage is None else snapshot_uploader(storage))
     snapshots.remove_leftovers()
     executor = Executor(store, shards, limits, deliverer, snapshots)
     keys = KeyCatalog(store)

@@ -19,12 +19,13 @@ from urllib.parse import parse_qs, urlsplit
 
 import boto3
 import httpx
+import meilisearch
 import pytest
 import zstandard
 from moto.server import ThreadedMotoServer
 
 from scheduler.objstore import MIN_PART_SIZE, ObjectStorage, ObjectStorageError, part_size_for, upload_file
-from tests.support.cluster import free_port
+from tests.support.cluster import RunningCluster, free_port
 
 BUCKET = "objstore-snapshots"
 
@@ -208,3 +209,50 @@ def test_part_size_keeps_within_ten_thousand_parts(file_size: int, wanted: int, 
 def test_a_file_beyond_ten_thousand_largest_parts_is_refused() -> None:
     with pytest.raises(ObjectStorageError, match="cannot be uploaded in 10000 parts"):
         part_size_for(60 * 1024**4, 5 * 1024**2)
+
+
+def objstore_options(s3_url: str, bucket: str, *credentials: str) -> tuple[str, ...]:
+    return (
+        *("--objstore-bucket-url", s3_url, "--objstore-bucket-region", "us-east-1"),
+        *("--objstore-bucket-name", bucket, "--objstore-snapshot-prefix", "cluster/"),
+        *credentials,
+    )
+
+
+def test_post_snapshots_uploads_the_snapshot_with_web_identity(s3_url: str, tmp_path: Path) -> None:
+    token = tmp_path / "token"
+    token.write_text("eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJzaWZ0In0.c2lnbmF0dXJl")
+    options = objstore_options(
+        s3_url,
+        BUCKET,
+        *("--experimental-objstore-role-arn", "arn:aws:iam::123456789012:role/sift"),
+        *("--experimental-objstore-web-identity-token-file", str(token)),
+        *("--experimental-objstore-compression-level", "1", "--snapshot-dir", str(tmp_path / "snapshots")),
+    )
+    with RunningCluster(*options, shards=1) as cluster:
+        client = meilisearch.Client(cluster.url)
+        added = client.index("objstore_movies").add_documents([{"id": 1, "title": "Carol"}])
+        client.wait_for_task(added.task_uid, timeout_in_ms=60_000)
+        task = client.wait_for_task(client.create_snapshot().task_uid, timeout_in_ms=60_000)
+        assert task.status == "succeeded", task.error
+    local = (tmp_path / "snapshots" / "data.ms.snapshot").read_bytes()
+    stored = downloaded(s3_url, "cluster/data.ms.snapshot")
+    assert zstandard.ZstdDecompressor().stream_reader(stored).read() == local
+
+
+def test_a_failed_upload_fails_the_snapshot_task(s3_url: str, tmp_path: Path) -> None:
+    options = objstore_options(
+        s3_url, "absent", "--objstore-access-key", "ak", "--objstore-secret-key", "sk",
+        "--snapshot-dir", str(tmp_path / "snapshots"),
+    )
+    with RunningCluster(*options, shards=1) as cluster:
+        client = meilisearch.Client(cluster.url)
+        task = client.wait_for_task(client.create_snapshot().task_uid, timeout_in_ms=60_000)
+    assert task.status == "failed"
+    assert task.error is not None
+    assert (task.error["code"], task.error["type"]) == ("s_3_snapshot_server_error", "internal")
+    assert task.error["message"].startswith(
+        f"Could not start uploading the snapshot to `cluster/data.ms.snapshot` in bucket `absent` at {s3_url}"
+    )
+    assert "NoSuchBucket" in task.error["message"]
+    assert open_uploads(s3_url) == []
