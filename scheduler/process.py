@@ -24,6 +24,7 @@ from scheduler.server import SchedulerService
 from scheduler.shards import ShardClients
 from scheduler.snapshots import Snapshots, schedule_snapshots
 from scheduler.store import SchedulerStore
+from scheduler.upgrade import DatabaseUpgrade
 from scheduler.webhooks import WebhookCatalog
 
 log = get_logger(__name__)
@@ -43,7 +44,8 @@ async def serve(config: Config) -> None:
     storage = ObjectStorage.from_config(config)
     snapshots = Snapshots(store, shards, config, None if storage is None else snapshot_uploader(storage))
     snapshots.remove_leftovers()
-    executor = Executor(store, shards, limits, deliverer, snapshots)
+    upgrade = DatabaseUpgrade(store, config.db_path, config.shards, config.experimental_dumpless_upgrade)
+    executor = Executor(store, shards, limits, deliverer, snapshots, upgrade)
     keys = KeyCatalog(store)
     keys.ensure_defaults()
     service = SchedulerService(store, executor, keys, FeatureCatalog(store), webhooks)
@@ -53,6 +55,7 @@ async def serve(config: Config) -> None:
         # With replication parameters, task uids are the replicas' business: none is deleted here.
         executor.before_batch = lambda: cleanup_old_tasks(store, service)
     await server.start()
+    await upgrade.enqueue_if_needed(service)
     # Delivery first: it loads the outbox before the executor can commit (and stage) anything.
     delivering = asyncio.create_task(deliverer.run_forever())
     running = asyncio.create_task(executor.run_forever())

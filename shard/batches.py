@@ -27,6 +27,7 @@ from shard.index.settings import (
     needs_rebuild,
     save_settings,
 )
+from shard.index.upgrade import upgrade_store
 
 Operation = dict[str, Any]
 BatchResult = dict[str, Any]
@@ -94,6 +95,7 @@ class _Applier:
             "clearDocuments": self._clear_documents,
             "deleteByFilter": self._delete_by_filter,
             "updateSettings": self._update_settings,
+            "upgradeStore": self._upgrade_store,
         }
 
     def apply(self, operation: Operation) -> None:
@@ -178,6 +180,9 @@ class _Applier:
             self.touched.add(index_id)
             deleted = self.ctx.wipe_index(index_id, keep_fields=True)
         self._count(operation, deleted=deleted)
+
+    def _upgrade_store(self, operation: Operation) -> None:
+        self.tasks[str(operation["task"])] = {"upgradedFromFormat": upgrade_store(self.ctx)}
 
     def _update_settings(self, operation: Operation) -> None:
         """Store the index's new effective settings; rebuild searchable or facet data only if they

@@ -46,7 +46,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         from shard.server import serve as serve_shard
 
         assert shard_id is not None
-        _run_async(serve_shard(layout, shard_id, config.read_cache_size // config.shards, config.shards))
+        budget = config.read_cache_size // config.shards
+        _run_async(serve_shard(layout, shard_id, budget, config.shards, config.experimental_dumpless_upgrade))
     else:
         from scheduler.process import serve as serve_scheduler
 
