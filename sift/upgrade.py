@@ -17,19 +17,20 @@ from common.data_version import (
     write_format,
 )
 from common.layout import DataLayout
+from shard.index.env import StoreEnv, StoreFormatError
 
 
 def check_data_format(config: Config) -> int | None:
     """The older format awaiting the upgrade, or None when the directory is current.
 
-    A directory without the file is new (it gets the current format), or was written before the
-    file existed, by a Sift whose shards record the current format themselves (an older shard store
-    is still refused by the shard's own check). Raises :class:`DataVersionError`."""
+    A directory without the file is new, or was written before the file existed (or restored from a
+    snapshot, which holds only the stores): it gets the oldest format its shards record. Raises
+    :class:`DataVersionError`."""
     root = config.db_path
     found = read_format(root)
     if found is None:
-        write_format(root)
-        return None
+        found = _shards_format(DataLayout(root))
+        write_format(root, found)
     if found == CURRENT_FORMAT:
         return None
     if found > CURRENT_FORMAT:
@@ -52,6 +53,20 @@ def check_data_format(config: Config) -> int | None:
             f"startup."
         )
     return found
+
+
+def _shards_format(layout: DataLayout) -> int:
+    """The oldest format the shards' stores record (the current one when there is no shard yet)."""
+    formats = [CURRENT_FORMAT]
+    for k in range(layout.existing_shards()):
+        try:
+            env = StoreEnv(layout.shard_dir(k), accept_older=True)
+        except StoreFormatError as error:
+            raise DataVersionError(str(error)) from None
+        with env.lmdb.begin() as txn:
+            formats.append(env.stored_format(txn))
+        env.close()
+    return min(formats)
 
 
 def upgraded(layout: DataLayout) -> bool:
