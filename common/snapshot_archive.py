@@ -99,10 +99,10 @@ def read_manifest(path: Path) -> Manifest:
 
 
 def unpack(path: Path, target: Path) -> Manifest:
-    """Extract the archive into ``target`` (created, must not exist) and check it is whole: every file
+    """Extract the archive into ``target`` (an empty directory) and check it is whole: every file
     the manifest lists, at its size, and a valid end of stream. Raises ``SnapshotError`` otherwise;
     ``target`` is then left for the caller to delete."""
-    target.mkdir(parents=True)
+    target.mkdir(parents=True, exist_ok=True)
 
     def extract(manifest: Manifest, reader: _Reader) -> None:
         seen: dict[str, int] = {}

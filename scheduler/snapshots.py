@@ -129,8 +129,7 @@ class Snapshots:
         """The store as of one read transaction, with this batch finished in the copy."""
         target = self._staging / "scheduler"
         target.mkdir(parents=True)
-        with self.store.env.begin() as txn:
-            self.store.env.copy(str(target), compact=self.compact, txn=txn)
+        self.store.env.copy(str(target), compact=self.compact)  # from one read transaction of its own
         copy = SchedulerStore(target)
         try:
             with copy.write() as write:

@@ -244,8 +244,9 @@ class Launcher:
 def _launch_importers() -> dict[str, Importer]:
     """Launch imports by kind (``dump``, ``snapshot``), run before anything starts (``sift/imports.py``)."""
     from sift.dump_import import import_dump
+    from sift.snapshot_import import import_snapshot
 
-    return {"dump": import_dump}
+    return {"dump": import_dump, "snapshot": import_snapshot}
 
 
 def _liveness_tls() -> ssl.SSLContext:

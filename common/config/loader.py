@@ -20,6 +20,7 @@ from common.config.model import Config, ConfigError, LoadedConfig
 from common.config.options import BY_KEY, BY_NAME, OPTIONS, Kind, Option, read_text, read_toml
 from common.config.rules import check_launch_rules
 from common.layout import DataLayout
+from common.snapshot_archive import SnapshotError, read_manifest
 
 # A batch's JSON payload becomes Python objects about twenty times its size in the scheduler, and again
 # spread over the shards, so the reference's 10 GiB cap would exhaust memory. At 64 MiB the scheduler
@@ -169,13 +170,22 @@ def _derive_defaults(
 def _keep_shard_count(values: dict[str, Any], origins: Mapping[str, str], cpus: int) -> None:
     """A document's shard is a hash of its primary key over the shard count, so an existing data
     directory keeps the count it was created with: it is the default there, and another is refused
-    (restarting 2 shards' data on 1 would hide half the documents and duplicate the replaced ones)."""
+    (restarting 2 shards' data on 1 would hide half the documents and duplicate the replaced ones).
+    A new data directory restored from ``import_snapshot`` takes the snapshot's count likewise."""
     held = DataLayout(values["db_path"]).existing_shards()
+    holder = f"The data directory `{values['db_path']}` holds"
+    snapshot = values["import_snapshot"]
+    if not held and snapshot is not None and Path(snapshot).is_file():
+        try:
+            held = read_manifest(Path(snapshot)).shards
+        except SnapshotError as error:
+            raise ConfigError(str(error)) from error
+        holder = f"The snapshot `{snapshot}` (set by {origins['import_snapshot']}) holds"
     if values["shards"] is None:
         values["shards"] = held or cpus
     elif held and values["shards"] != held:
         raise ConfigError(
-            f"The data directory `{values['db_path']}` holds {held} shards, but `shards` is "
+            f"{holder} {held} shards, but `shards` is "
             f"{values['shards']} (set by {origins['shards']}). Documents are placed on shards by a hash "
             f"of their primary key, so an existing data directory keeps its shard count: start with "
             f"{held} shards (changing the count of existing data is not supported)."
