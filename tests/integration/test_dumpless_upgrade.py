@@ -9,6 +9,9 @@ directory before it was made older.
 
 from __future__ import annotations
 
+import subprocess
+import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -123,3 +126,43 @@ def test_a_newer_directory_is_refused(tmp_path: Path) -> None:
     with pytest.raises(RuntimeError, match=r"is newer than this Sift's \(format 5\)"):
         cluster.start()
     cluster.stop()
+
+
+def test_kill_9_during_the_upgrade_then_the_next_launch_finishes_it(tmp_path: Path) -> None:
+    data_dir = tmp_path / "data.ms"
+    words = ["blue", "river", "night", "carol", "story", "stone", "north", "light", "field", "glass"]
+    documents = [
+        {"id": n, "title": words[n % 10], "overview": " ".join(words[(n * k) % 10] for k in range(1, 12))}
+        for n in range(6000)
+    ]
+    with RunningCluster(shards=2, data_dir=data_dir) as cluster:
+        client = meilisearch.Client(cluster.url)
+        task = client.index(INDEX).add_documents(documents, primary_key="id")
+        assert client.wait_for_task(task.task_uid, timeout_in_ms=120_000).status == "succeeded"
+        before = answers(cluster.url)
+    tables = searchable_tables(data_dir, 2)
+    make_format_4(data_dir, 2)
+
+    upgrading = RunningCluster("--experimental-dumpless-upgrade", shards=2, data_dir=data_dir)
+    launcher = subprocess.Popen(
+        [sys.executable, "-m", "sift.cli", *upgrading.args],
+        env=upgrading.env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        stdin=subprocess.DEVNULL,
+    )
+    assert launcher.stdout is not None
+    for line in launcher.stdout:  # the task is enqueued: the shards are rebuilding
+        if b"database upgrade enqueued" in line:
+            break
+    launcher.kill()  # the children die with it (PR_SET_PDEATHSIG)
+    launcher.wait()
+    assert read_format(data_dir) == 4, "killed after the upgrade finished: the test proved nothing"
+    time.sleep(1)  # the children's deaths are asynchronous; the next launcher waits for their lock anyway
+
+    with RunningCluster("--experimental-dumpless-upgrade", shards=2, data_dir=data_dir) as cluster:
+        tasks = httpx.get(f"{cluster.url}/tasks", params={"types": "upgradeDatabase"}).json()["results"]
+        assert [t["status"] for t in tasks] == ["succeeded"]  # the same task, re-run
+        assert answers(cluster.url) == before
+    assert read_format(data_dir) == CURRENT_FORMAT
+    assert searchable_tables(data_dir, 2) == tables
