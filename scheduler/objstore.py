@@ -21,19 +21,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
-import boto3
-import botocore.session
 import httpx
 import zstandard
-from botocore.config import Config as BotoConfig
-from botocore.credentials import (
-    AssumeRoleWithWebIdentityCredentialFetcher,
-    CredentialProvider,
-    CredentialResolver,
-    DeferredRefreshableCredentials,
-)
 from botocore.exceptions import BotoCoreError, ClientError
-from botocore.utils import FileWebIdentityTokenLoader
 
 from common.config import Config
 from common.logging import get_logger
@@ -96,49 +86,10 @@ class ObjectStorage:
         return f"{prefix}/{name}" if prefix else name
 
     def client(self) -> Any:
-        session = botocore.session.Session()
-        if self.role_arn is not None:
-            assert self.web_identity_token_file is not None
-            session.register_component(
-                "credential_provider", CredentialResolver([_WebIdentity(self, session)])
-            )
-        else:
-            session.set_credentials(self.access_key, self.secret_key)
-        return boto3.Session(botocore_session=session).client(
-            "s3",
-            endpoint_url=self.url,
-            region_name=self.region,
-            config=BotoConfig(
-                signature_version="s3v4",
-                s3={"addressing_style": "path"},
-                retries={"mode": "standard", "max_attempts": _PART_ATTEMPTS},
-            ),
-        )
+        # boto3 takes ~0.4 s to import: paid by the first upload, not by every scheduler start.
+        from scheduler.objstore_client import s3_client
 
-
-class _WebIdentity(CredentialProvider):  # type: ignore[misc]
-    """The role's temporary credentials, fetched on first use and refreshed before they expire."""
-
-    METHOD = "assume-role-with-web-identity"
-
-    def __init__(self, storage: ObjectStorage, session: botocore.session.Session) -> None:
-        super().__init__()
-        self._storage = storage
-        self._session = session
-
-    def load(self) -> DeferredRefreshableCredentials:
-        storage = self._storage
-
-        def sts_client(service: str, **kwargs: Any) -> Any:
-            return self._session.create_client(service, region_name=storage.region, **kwargs)
-
-        fetcher = AssumeRoleWithWebIdentityCredentialFetcher(
-            client_creator=sts_client,
-            web_identity_token_loader=FileWebIdentityTokenLoader(str(storage.web_identity_token_file)),
-            role_arn=storage.role_arn,
-            extra_args={"RoleSessionName": "sift-snapshot"},
-        )
-        return DeferredRefreshableCredentials(refresh_using=fetcher.fetch_credentials, method=self.METHOD)
+        return s3_client(self, _PART_ATTEMPTS)
 
 
 def snapshot_uploader(storage: ObjectStorage) -> Callable[[Path], Awaitable[None]]:
