@@ -181,11 +181,14 @@ def _send_parts(
             if future.exception() is not None:
                 failed.set()
 
-        for number, chunk in enumerate(chunks, start=1):
-            slots.acquire()
-            if failed.is_set():
+        number = 0
+        while True:
+            slots.acquire()  # before reading the next part, so at most the bound is held in memory
+            chunk = next(chunks, None) if not failed.is_set() else None
+            if chunk is None:
                 slots.release()
                 break
+            number += 1
             presigned = client.generate_presigned_url(
                 "upload_part",
                 Params={"Bucket": storage.bucket, "Key": key, "UploadId": upload_id, "PartNumber": number},
