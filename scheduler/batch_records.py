@@ -12,6 +12,7 @@ from common.task_vocabulary import CANCELED, FINISHED, SUCCEEDED
 from common.timefmt import format_duration
 from scheduler.batching import BatchPlan
 from scheduler.cancelation import join_canceled
+from scheduler.objstore import ObjectStorageError
 from scheduler.store import Txn
 from scheduler.tasks import COUNT_DETAILS, Outcome, finish
 
@@ -25,6 +26,8 @@ def batch_error(error: Exception) -> ApiError:
             )
         if error.code() == grpc.StatusCode.DATA_LOSS:
             return ApiError("io_error", f"A shard could not write the batch: {error.details()}.")
+    if isinstance(error, ObjectStorageError):
+        return ApiError("s_3_snapshot_server_error", f"{error}.")
     return ApiError("internal", f"An internal error occurred: {error}.")
 
 

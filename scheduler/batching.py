@@ -34,6 +34,9 @@ def plan_next_batch(store: SchedulerStore, limits: Limits) -> BatchPlan | None:
     cancelations = enqueued & store.bitmap("type:taskCancelation")
     if cancelations:
         return BatchPlan(store.get_tasks([cancelations.max()]), "batched the most recent task cancelation")
+    upgrades = enqueued & store.bitmap("type:upgradeDatabase")
+    if upgrades:
+        return BatchPlan(store.get_tasks(list(upgrades)), "batched all enqueued database upgrades")
     deletions = enqueued & store.bitmap("type:taskDeletion")
     if deletions:
         return BatchPlan(store.get_tasks(list(deletions)), "batched all enqueued task deletions")

@@ -38,6 +38,7 @@ from scheduler.snapshots import Snapshots
 from scheduler.store import SchedulerStore, new_index_record
 from scheduler.swaps import plan_swap
 from scheduler.tasks import Outcome, matched_tasks
+from scheduler.upgrade import DatabaseUpgrade
 
 log = get_logger(__name__)
 
@@ -61,9 +62,11 @@ class Executor:
         limits: Limits,
         notifications: Deliverer,
         snapshots: Snapshots,
+        upgrade: DatabaseUpgrade | None = None,
     ) -> None:
         self.store = store
         self.snapshots = snapshots
+        self.upgrade = upgrade
         self.shards = shards
         self.limits = limits
         self.notifications = notifications
@@ -174,6 +177,9 @@ class Executor:
             started = self._started_ns
             uid = await create_dump(self.store, self.shards, self.dump_dir, first, started)
             return {first["uid"]: Outcome(SUCCEEDED, results={"dumpUid": uid})}, []
+        if kind == "upgradeDatabase" and self.upgrade is not None:
+            dispatch_all = functools.partial(self._dispatch, batch_uid, abortable=False)
+            return await self.upgrade.run(plan.tasks, dispatch_all), []
         if kind == "snapshotCreation":
             return await self.snapshots.create(plan, batch_uid, self._started_ns, self._progress), []
         if kind == "indexUpdate":

@@ -19,11 +19,13 @@ from scheduler.delivery import Deliverer
 from scheduler.executor import Executor
 from scheduler.features import FeatureCatalog
 from scheduler.keys import KeyCatalog
+from scheduler.objstore import ObjectStorage, snapshot_uploader
 from scheduler.outbox import Outbox
 from scheduler.server import SchedulerService
 from scheduler.shards import ShardClients
 from scheduler.snapshots import Snapshots, schedule_snapshots
 from scheduler.store import SchedulerStore
+from scheduler.upgrade import DatabaseUpgrade
 from scheduler.webhooks import WebhookCatalog
 
 log = get_logger(__name__)
@@ -40,9 +42,11 @@ async def serve(config: Config) -> None:
     )
     webhooks = WebhookCatalog(store, config)
     deliverer = Deliverer.from_config(Outbox(store), webhooks, config)
-    snapshots = Snapshots(store, shards, config)
+    storage = ObjectStorage.from_config(config)
+    snapshots = Snapshots(store, shards, config, None if storage is None else snapshot_uploader(storage))
     snapshots.remove_leftovers()
-    executor = Executor(store, shards, limits, deliverer, snapshots)
+    upgrade = DatabaseUpgrade(store, config.db_path, config.shards, config.experimental_dumpless_upgrade)
+    executor = Executor(store, shards, limits, deliverer, snapshots, upgrade)
     executor.dump_dir = config.dump_dir
     remove_dump_leftovers(config.dump_dir)
     keys = KeyCatalog(store)
@@ -54,6 +58,7 @@ async def serve(config: Config) -> None:
         # With replication parameters, task uids are the replicas' business: none is deleted here.
         executor.before_batch = lambda: cleanup_old_tasks(store, service)
     await server.start()
+    await upgrade.enqueue_if_needed(service)
     # Delivery first: it loads the outbox before the executor can commit (and stage) anything.
     delivering = asyncio.create_task(deliverer.run_forever())
     running = asyncio.create_task(executor.run_forever())

@@ -27,6 +27,7 @@ from shard.index.settings import (
     needs_rebuild,
     save_settings,
 )
+from shard.index.upgrade import upgrade_store
 from shard.vector import VectorStore
 from shard.vector.embedders import ShardEmbedding
 from shard.vector.ingest import plan_documents, store_planned
@@ -109,6 +110,7 @@ class _Applier:
             "clearDocuments": self._clear_documents,
             "deleteByFilter": self._delete_by_filter,
             "updateSettings": self._update_settings,
+            "upgradeStore": self._upgrade_store,
         }
 
     def apply(self, operation: Operation) -> None:
@@ -213,6 +215,9 @@ class _Applier:
             deleted = self.ctx.wipe_index(index_id, keep_fields=True)
             self.vectors.wiped(index_id)
         self._count(operation, deleted=deleted)
+
+    def _upgrade_store(self, operation: Operation) -> None:
+        self.tasks[str(operation["task"])] = {"upgradedFromFormat": upgrade_store(self.ctx)}
 
     def _update_settings(self, operation: Operation) -> None:
         """Store the index's new effective settings; rebuild searchable or facet data only if they

@@ -228,11 +228,13 @@ class ShardService(shard_pb2_grpc.ShardServicer):
         return json_pb2.JsonReply(json=orjson.dumps({"fields": paths}))
 
 
-async def serve(layout: DataLayout, shard_id: int, cache_budget: int, shards: int) -> None:
+async def serve(
+    layout: DataLayout, shard_id: int, cache_budget: int, shards: int, accept_older: bool = False
+) -> None:
     """``cache_budget``: this shard's share of ``--read-cache-size``, in bytes; ``shards``: how many
-    shards share each index."""
+    shards share each index; ``accept_older``: ``--experimental-dumpless-upgrade``."""
     layout.create()
-    store = ShardStore(layout.shard_dir(shard_id), cache_budget, shards)
+    store = ShardStore(layout.shard_dir(shard_id), cache_budget, shards, accept_older)
     keep_full_collections_rare()
     server = aio_server(layout.shard_socket(shard_id))
     shard_pb2_grpc.add_ShardServicer_to_server(ShardService(shard_id, store), server)

@@ -51,11 +51,14 @@ class ShardStore:
     a consistent snapshot and never block the writer.
     """
 
-    def __init__(self, path: Path, cache_budget: int = DEFAULT_BUDGET, shards: int = 1) -> None:
+    def __init__(
+        self, path: Path, cache_budget: int = DEFAULT_BUDGET, shards: int = 1, accept_older: bool = False
+    ) -> None:
         """``shards``: how many shards share each index (searches take this one's share of their
-        index-wide budgets, ``SearchContext.share``)."""
+        index-wide budgets, ``SearchContext.share``); ``accept_older``: open a store awaiting its
+        ``upgradeDatabase`` task (``--experimental-dumpless-upgrade``)."""
         compaction.discard_unfinished(path)
-        self._gate = EnvGate(StoreEnv(path))
+        self._gate = EnvGate(StoreEnv(path, accept_older))
         self._writing = threading.Lock()
         """Held by every write: batches and compactions, so none commits while the store is copied."""
         self.codec = DocumentCodec()

@@ -49,7 +49,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         assert shard_id is not None
         configure_outbound(AllowedNetworks.from_option(config.experimental_allowed_ip_networks))
-        _run_async(serve_shard(layout, shard_id, config.read_cache_size // config.shards, config.shards))
+        budget = config.read_cache_size // config.shards
+        _run_async(serve_shard(layout, shard_id, budget, config.shards, config.experimental_dumpless_upgrade))
     else:
         from scheduler.process import serve as serve_scheduler
 

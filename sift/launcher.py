@@ -29,6 +29,7 @@ from common.logging import get_logger
 from common.rpc import health_pb2, scheduler_pb2_grpc, shard_pb2_grpc
 from common.rpc.channels import CHANNEL_OPTIONS, unix_target
 from sift.imports import Importer, ImportFailed, run_launch_import
+from sift.upgrade import check_data_format, upgraded
 
 CLUSTER_CONFIG_ENV = "SIFT_CLUSTER_CONFIG"
 LAUNCHER_PID_ENV = "SIFT_LAUNCHER_PID"
@@ -96,7 +97,10 @@ class Launcher:
             run_launch_import(self.config, _launch_importers())
             self.layout.create()
             self._lock_fd = lock_data_directory(self.config.db_path)
+            upgrading = check_data_format(self.config)
             self._start_and_wait(self.backends)
+            if upgrading is not None:
+                self._wait_for_upgrade(upgrading)
             self._start_and_wait([self.gateway])
         except (StartupError, DataDirectoryInUse, ImportFailed, ValueError, OSError) as error:
             self._stop_all()
@@ -147,6 +151,17 @@ class Launcher:
                 names = ", ".join(c.name for c in pending)
                 raise StartupError(f"{names} did not become healthy within {STARTUP_TIMEOUT:.0f} s")
             time.sleep(0.05)
+
+    def _wait_for_upgrade(self, found: int) -> None:
+        """The gateway starts once the ``upgradeDatabase`` task is done, however long it takes."""
+        log.info("upgrading the database in place", from_format=found)
+        while not upgraded(self.layout) and not self._stopping.wait(0.1):
+            for child in self.backends:
+                assert child.process is not None
+                if child.process.poll() is not None:
+                    time.sleep(0.1)  # let the output reader drain the last lines
+                    raise StartupError(f"during the database upgrade, {child.exit_reason()}")
+        log.info("database upgraded")
 
     def _supervise(self) -> None:
         """Restart dead children with exponential backoff until asked to stop."""

@@ -36,6 +36,8 @@ class CommandLine:
     subcommand: str
     values: dict[str, str | bool]
     shard_id: str | None
+    spelled: dict[str, str]
+    """Option name -> the flag as written (an alias or the name), for messages."""
 
 
 class _Parser(argparse.ArgumentParser):
@@ -89,20 +91,25 @@ def parse_command_line(argv: Sequence[str]) -> CommandLine:
     shard_id = found.pop("id", None)
     if subcommand == "shard" and shard_id is None:
         raise ConfigError("`sift shard` requires `--id K`, the number of the shard to run (0 <= K < shards).")
-    return CommandLine(subcommand, found, shard_id)
+    spelled = {}
+    for token in argv:
+        option = BY_FLAG.get(token.partition("=")[0])
+        if option is not None:
+            spelled[option.name] = token.partition("=")[0]
+    return CommandLine(subcommand, found, shard_id, spelled)
 
 
 def _add_option(parser: argparse.ArgumentParser, option: Option) -> None:
-    help = f"{option.help}\n[env: {option.env_var}]{_default_text(option)}".replace("%", "%%")
+    aliases = f"\n[env aliases: {', '.join(option.env_vars[1:])}]" if option.aliases else ""
+    help = f"{option.help}\n[env: {option.env_var}]{aliases}{_default_text(option)}".replace("%", "%%")
+    common = {"dest": option.name, "default": argparse.SUPPRESS, "help": help}
     if option.kind is Kind.FLAG:
-        parser.add_argument(option.flag, action="store_true", default=argparse.SUPPRESS, help=help)
+        parser.add_argument(*option.flags, action="store_true", **common)  # type: ignore[arg-type]
     elif option.kind is Kind.SNAPSHOT:
-        parser.add_argument(
-            option.flag, nargs="?", const="true", metavar="SECONDS", default=argparse.SUPPRESS, help=help
-        )
+        parser.add_argument(*option.flags, nargs="?", const="true", metavar="SECONDS", **common)  # type: ignore[arg-type]
     else:
         metavar = "{" + ",".join(option.choices) + "}" if option.choices else option.kind.value
-        parser.add_argument(option.flag, metavar=metavar, default=argparse.SUPPRESS, help=help)
+        parser.add_argument(*option.flags, metavar=metavar, **common)  # type: ignore[arg-type]
 
 
 def _default_text(option: Option) -> str:

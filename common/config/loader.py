@@ -17,7 +17,7 @@ from typing import Any, cast
 
 from common.config.cli import CommandLine, parse_command_line
 from common.config.model import Config, ConfigError, LoadedConfig
-from common.config.options import BY_NAME, OPTIONS, Kind, Option, read_text, read_toml
+from common.config.options import BY_KEY, BY_NAME, OPTIONS, Kind, Option, read_text, read_toml
 from common.config.rules import check_launch_rules
 from common.layout import DataLayout
 from common.snapshot_archive import SnapshotError, read_manifest
@@ -73,7 +73,7 @@ def _read_cli(command_line: CommandLine) -> _Layer:
     layer: _Layer = {}
     for name, raw in command_line.values.items():
         option = BY_NAME[name]
-        where = f"command-line option `{option.flag}`"
+        where = f"command-line option `{command_line.spelled.get(name, option.flag)}`"
         layer[name] = (raw if isinstance(raw, bool) else _read(option, raw, where, read_text), where)
     return layer
 
@@ -85,11 +85,22 @@ def _read_env(environ: Mapping[str, str]) -> _Layer:
     """
     layer: _Layer = {}
     for option in OPTIONS:
-        raw = environ.get(option.env_var)
-        if raw:
-            where = f"environment variable `{option.env_var}`"
-            layer[option.name] = (_read(option, raw, where, read_text), where)
+        for var in option.env_vars:
+            raw = environ.get(var)
+            if raw:
+                where = f"environment variable `{var}`"
+                _refuse_twice(layer, option, where)
+                layer[option.name] = (_read(option, raw, where, read_text), where)
     return layer
+
+
+def _refuse_twice(layer: _Layer, option: Option, where: str) -> None:
+    """An option and its alias set in one layer: neither can be said to win."""
+    if option.name in layer:
+        raise ConfigError(
+            f"`{option.name}` is set twice, by {layer[option.name][1]} and by {where} (another spelling of "
+            f"the same option): keep one."
+        )
 
 
 def _read_config_file(cli: _Layer, env: _Layer, cwd: Path) -> _Layer:
@@ -107,18 +118,19 @@ def _read_config_file(cli: _Layer, env: _Layer, cwd: Path) -> _Layer:
         raise ConfigError(f"Cannot read the config file `{path}`{given}: {reason}.") from error
     layer: _Layer = {}
     for key, value in table.items():
-        option = BY_NAME.get(key)
+        option = BY_KEY.get(key)
         if key == "config_file_path":
             raise ConfigError(
                 f"The config file `{path}` sets `config_file_path`, which only the command line "
                 f"(`--config-file-path`) or the environment (`SEARCH_CONFIG_FILE_PATH`) can set."
             )
         if option is None:
-            close = difflib.get_close_matches(key, BY_NAME, n=1)
+            close = difflib.get_close_matches(key, BY_KEY, n=1)
             hint = f" Did you mean `{close[0]}`?" if close else ""
             raise ConfigError(f"Unknown key `{key}` in the config file `{path}`.{hint}")
         where = f"key `{key}` of the config file `{path}`"
-        layer[key] = (_read(option, value, where, read_toml), where)
+        _refuse_twice(layer, option, where)
+        layer[option.name] = (_read(option, value, where, read_toml), where)
     return layer
 
 

@@ -73,16 +73,18 @@ class Config:
     ssl_require_auth: bool
     ssl_resumption: bool
     ssl_tickets: bool
-    experimental_s3_bucket_url: str | None
-    experimental_s3_bucket_region: str | None
-    experimental_s3_bucket_name: str | None
-    experimental_s3_snapshot_prefix: str | None
-    experimental_s3_access_key: str | None
-    experimental_s3_secret_key: str | None
-    experimental_s3_max_in_flight_parts: int
-    experimental_s3_compression_level: int
-    experimental_s3_signature_duration_seconds: int
-    experimental_s3_multipart_part_size: int
+    objstore_bucket_url: str | None
+    objstore_bucket_region: str | None
+    objstore_bucket_name: str | None
+    objstore_snapshot_prefix: str | None
+    objstore_access_key: str | None
+    objstore_secret_key: str | None
+    experimental_objstore_role_arn: str | None
+    experimental_objstore_web_identity_token_file: Path | None
+    experimental_objstore_max_in_flight_parts: int
+    experimental_objstore_compression_level: int
+    experimental_objstore_signature_duration_seconds: int
+    experimental_objstore_multipart_part_size: int
     shards: int
 
     def http_host_port(self) -> tuple[str, int]:

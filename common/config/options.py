@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from common.config.sizes import parse_size
+from common.config.sizes import format_size, parse_size
 from common.outbound import parse_ip_networks
 
 ENV_PREFIX = "SEARCH_"
@@ -48,14 +48,32 @@ class Option:
     minimum: int | None = None
     maximum: int | None = None
     secret: bool = False
+    aliases: tuple[str, ...] = ()
+    """Other names accepted everywhere (flag, environment, config file): earlier spellings."""
 
     @property
     def flag(self) -> str:
-        return "--" + self.name.replace("_", "-")
+        return _flag_of(self.name)
 
     @property
     def env_var(self) -> str:
         return ENV_PREFIX + self.name.upper()
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return (self.name, *self.aliases)
+
+    @property
+    def flags(self) -> tuple[str, ...]:
+        return tuple(_flag_of(name) for name in self.names)
+
+    @property
+    def env_vars(self) -> tuple[str, ...]:
+        return tuple(ENV_PREFIX + name.upper() for name in self.names)
+
+
+def _flag_of(name: str) -> str:
+    return "--" + name.replace("_", "-")
 
 
 def _flag(name: str, help: str) -> Option:
@@ -137,7 +155,11 @@ OPTIONS: tuple[Option, ...] = (
     _flag("experimental_replication_parameters", "Accept replication-oriented task parameters."),
     _flag("experimental_reduce_indexing_memory_usage", "Trade indexing speed for memory."),
     _flag("experimental_contains_filter", "Enable the `CONTAINS` filter operator."),
-    _flag("experimental_dumpless_upgrade", "Upgrade the database in place instead of through a dump."),
+    Option(
+        "experimental_dumpless_upgrade", Kind.FLAG,
+        "Upgrade a data directory written by an older Sift in place (an `upgradeDatabase` task) instead of "
+        "refusing to start.", default=False, aliases=("upgrade_db",),
+    ),
     _flag("experimental_no_snapshot_compaction", "Copy databases into snapshots without compacting."),
     _flag("experimental_no_edition_2024_for_settings", "Index settings changes with the legacy pipeline."),
     _flag(
@@ -181,35 +203,74 @@ OPTIONS: tuple[Option, ...] = (
     _flag("ssl_require_auth", "Refuse clients without a certificate; needs `--ssl-auth-path`."),
     _flag("ssl_resumption", "Allow TLS session resumption."),
     _flag("ssl_tickets", "Allow TLS session tickets."),
-    Option("experimental_s3_bucket_url", Kind.TEXT, "Object-storage endpoint for snapshots."),
-    Option("experimental_s3_bucket_region", Kind.TEXT, "Object-storage region."),
-    Option("experimental_s3_bucket_name", Kind.TEXT, "Bucket receiving snapshots."),
-    Option("experimental_s3_snapshot_prefix", Kind.TEXT, "Key prefix of snapshots inside the bucket."),
-    Option("experimental_s3_access_key", Kind.TEXT, "Object-storage access key."),
-    Option("experimental_s3_secret_key", Kind.TEXT, "Object-storage secret key.", secret=True),
     Option(
-        "experimental_s3_max_in_flight_parts", Kind.INT, "Multipart parts uploaded concurrently.",
-        default=10, minimum=1,
+        "objstore_bucket_url", Kind.URL, "Object-storage endpoint snapshots are uploaded to.",
+        aliases=("experimental_s3_bucket_url", "s3_bucket_url"),
     ),
     Option(
-        "experimental_s3_compression_level", Kind.INT, "Zstandard level of snapshots (0: no compression).",
-        default=0, minimum=0, maximum=22,
+        "objstore_bucket_region", Kind.TEXT, "Object-storage region, such as `us-east-1`.",
+        aliases=("experimental_s3_bucket_region", "s3_bucket_region"),
     ),
     Option(
-        "experimental_s3_signature_duration_seconds", Kind.INT, "Lifetime of presigned upload requests.",
-        default=28800, minimum=1,
+        "objstore_bucket_name", Kind.TEXT, "Bucket receiving snapshots.",
+        aliases=("experimental_s3_bucket_name", "s3_bucket_name"),
     ),
     Option(
-        "experimental_s3_multipart_part_size", Kind.SIZE, "Size of each multipart upload part.",
-        default=375 * 1024**2, minimum=1,
+        "objstore_snapshot_prefix", Kind.TEXT, "Key prefix of snapshots inside the bucket (`/`-separated).",
+        aliases=("experimental_s3_snapshot_prefix", "s3_snapshot_prefix"),
+    ),
+    Option(
+        "objstore_access_key", Kind.TEXT,
+        "Object-storage access key; excludes `--experimental-objstore-role-arn`.",
+        aliases=("experimental_s3_access_key", "s3_access_key"),
+    ),
+    Option(
+        "objstore_secret_key", Kind.TEXT,
+        "Object-storage secret key; excludes `--experimental-objstore-role-arn`.", secret=True,
+        aliases=("experimental_s3_secret_key", "s3_secret_key"),
+    ),
+    Option(
+        "experimental_objstore_role_arn", Kind.TEXT,
+        "IAM role assumed with the web identity token (STS AssumeRoleWithWebIdentity); excludes the "
+        "access and secret keys.",
+        aliases=("experimental_s3_role_arn",),
+    ),
+    Option(
+        "experimental_objstore_web_identity_token_file", Kind.PATH,
+        "File holding the web identity token; goes with `--experimental-objstore-role-arn`.",
+        aliases=("experimental_s3_web_identity_token_file",),
+    ),
+    Option(
+        "experimental_objstore_max_in_flight_parts", Kind.INT,
+        "Multipart parts uploaded at once (each held in memory while it is sent).",
+        default=10, minimum=1, aliases=("experimental_s3_max_in_flight_parts",),
+    ),
+    Option(
+        "experimental_objstore_compression_level", Kind.INT,
+        "Zstandard level of uploaded snapshots (0: uploaded as they are).",
+        default=0, minimum=0, maximum=22, aliases=("experimental_s3_compression_level",),
+    ),
+    Option(
+        "experimental_objstore_signature_duration_seconds", Kind.INT,
+        "Lifetime of each presigned part upload request.",
+        default=28800, minimum=1, maximum=604800, aliases=("experimental_s3_signature_duration_seconds",),
+    ),
+    Option(
+        "experimental_objstore_multipart_part_size", Kind.SIZE,
+        "Size of each multipart part, from 5 MiB to 5 GiB (raised when a snapshot would need more than "
+        "10,000 parts).",
+        default=375 * 1024**2, minimum=5 * 1024**2, maximum=5 * 1024**3,
+        aliases=("experimental_s3_multipart_part_size",),
     ),
     Option("shards", Kind.INT, "Number of shard worker processes.", derived="the number of cores", minimum=1),
 )
 # fmt: on
 
 BY_NAME: dict[str, Option] = {option.name: option for option in OPTIONS}
-BY_FLAG: dict[str, Option] = {option.flag: option for option in OPTIONS}
-BY_ENV_VAR: dict[str, Option] = {option.env_var: option for option in OPTIONS}
+BY_KEY: dict[str, Option] = {name: option for option in OPTIONS for name in option.names}
+"""Config-file keys, aliases included."""
+BY_FLAG: dict[str, Option] = {flag: option for option in OPTIONS for flag in option.flags}
+BY_ENV_VAR: dict[str, Option] = {var: option for option in OPTIONS for var in option.env_vars}
 
 
 # Reading raw values. CLI and environment values are text; config-file values are TOML values.
@@ -297,9 +358,12 @@ def _read_int(raw: str) -> int:
 def _bounded(option: Option, number: int) -> int:
     low, high = option.minimum, option.maximum
     if (low is not None and number < low) or (high is not None and number > high):
+        def shown(bound: int | None) -> str:
+            return format_size(bound) if option.kind is Kind.SIZE and bound is not None else str(bound)
+
         if high is None:
-            raise ValueError(f"must be at least {low}")
-        raise ValueError(f"must be between {low} and {high}")
+            raise ValueError(f"must be at least {shown(low)}")
+        raise ValueError(f"must be between {shown(low)} and {shown(high)}")
     return number
 
 

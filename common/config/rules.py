@@ -7,20 +7,16 @@ make sense together, and messages say which layer set each option involved.
 from __future__ import annotations
 
 import secrets
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 from common.config.model import Config, ConfigError
 from common.config.sizes import format_size
 from common.tls import server_context
 
 _MIN_MASTER_KEY_BYTES = 16
-_S3_CREDENTIALS = (
-    "experimental_s3_bucket_url",
-    "experimental_s3_bucket_region",
-    "experimental_s3_bucket_name",
-    "experimental_s3_access_key",
-    "experimental_s3_secret_key",
-)
+_BUCKET = ("objstore_bucket_url", "objstore_bucket_region", "objstore_bucket_name")
+_STATIC_KEYS = ("objstore_access_key", "objstore_secret_key")
+_WEB_IDENTITY = ("experimental_objstore_role_arn", "experimental_objstore_web_identity_token_file")
 
 
 def check_launch_rules(config: Config, origins: Mapping[str, str], total_memory: int) -> list[str]:
@@ -45,13 +41,7 @@ def check_launch_rules(config: Config, origins: Mapping[str, str], total_memory:
             f"{named('import_dump')} and {named('import_snapshot')} cannot be used together: "
             f"a launch imports either a dump or a snapshot."
         )
-    given_s3 = [name for name in _S3_CREDENTIALS if getattr(config, name) is not None]
-    if given_s3 and len(given_s3) < len(_S3_CREDENTIALS):
-        missing_s3 = ", ".join(f"`{name}`" for name in _S3_CREDENTIALS if name not in given_s3)
-        raise ConfigError(
-            f"Snapshots to object storage need all of the bucket URL, region, name, access key and "
-            f"secret key; {named(given_s3[0])} is set but these are missing: {missing_s3}."
-        )
+    _check_object_storage(config, named)
     server_context(config)  # refuses unusable certificate files now rather than in the gateway
     warnings = _check_master_key(config, origins)
     if config.ssl_ocsp_path is not None:
@@ -65,6 +55,32 @@ def check_launch_rules(config: Config, origins: Mapping[str, str], total_memory:
             f"the {format_size(total_memory)} of memory of this machine: indexing may run out of memory."
         )
     return warnings
+
+
+def _check_object_storage(config: Config, named: Callable[[str], str]) -> None:
+    """Snapshots go to object storage with the whole bucket and one kind of credentials, never both:
+    static keys, or a role assumed with a web identity token."""
+    static = [name for name in _STATIC_KEYS if getattr(config, name) is not None]
+    web = [name for name in _WEB_IDENTITY if getattr(config, name) is not None]
+    bucket = [name for name in _BUCKET if getattr(config, name) is not None]
+    if static and web:
+        raise ConfigError(
+            f"{named(static[0])} and {named(web[0])} cannot be used together: object storage is reached "
+            f"either with an access key and secret key, or with a role ARN and a web identity token file."
+        )
+    given = bucket + static + web
+    if not given:
+        return
+    credentials = _STATIC_KEYS if static else _WEB_IDENTITY if web else ()
+    needed = [*_BUCKET, *credentials]
+    missing = [name for name in needed if getattr(config, name) is None]
+    if missing or not credentials:
+        listed = ", ".join(f"`{name}`" for name in missing) or "credentials"
+        raise ConfigError(
+            f"Snapshots to object storage need the bucket URL, region and name, and either the access and "
+            f"secret keys or a role ARN and web identity token file; {named(given[0])} is set but these "
+            f"are missing: {listed}."
+        )
 
 
 def _check_master_key(config: Config, origins: Mapping[str, str]) -> list[str]:

@@ -13,6 +13,8 @@ from typing import TypeAlias
 
 import lmdb
 
+from common.data_version import OLDEST_UPGRADABLE
+
 Txn: TypeAlias = "lmdb.Transaction[bytes]"
 Database: TypeAlias = "lmdb._Database"
 
@@ -39,17 +41,24 @@ _FORMAT_KEY = b"format-version"
 
 class StoreFormatError(RuntimeError):
     def __init__(self, path: Path, found: int) -> None:
+        hint = (
+            ", or start with `--experimental-dumpless-upgrade` to upgrade it in place"
+            if OLDEST_UPGRADABLE <= found < FORMAT_VERSION
+            else ""
+        )
         super().__init__(
             f"The shard data in {path} uses storage format {found}, and this Sift reads format "
             f"{FORMAT_VERSION}. Export the documents with the Sift that wrote them, or re-index into an "
-            "empty data directory."
+            f"empty data directory{hint}."
         )
 
 
 class StoreEnv:
     """Opens the environment with durable commits (fsync on every write transaction)."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, accept_older: bool = False) -> None:
+        """``accept_older``: open a store of an upgradable older format, which only the
+        ``upgradeStore`` operation (``shard/index/upgrade.py``) may touch before it is current."""
         path.mkdir(parents=True, exist_ok=True)
         self.path = path
         self.lmdb = lmdb.open(str(path), map_size=MAP_SIZE, max_dbs=24, sync=True, metasync=True)
@@ -110,9 +119,9 @@ class StoreEnv:
         # Every named database, for the environment's used size.
         self.all_tables = (self.catalog, self.meta, self.batches, *self.per_index, self.settings)
 
-        self._check_format()
+        self._check_format(accept_older)
 
-    def _check_format(self) -> None:
+    def _check_format(self, accept_older: bool) -> None:
         """Refuse a data directory laid out by an older Sift instead of misreading it."""
         with self.lmdb.begin(write=True) as txn:
             stored = txn.get(_FORMAT_KEY, db=self.meta)
@@ -120,8 +129,19 @@ class StoreEnv:
                 if txn.stat(self.catalog)["entries"]:
                     raise StoreFormatError(self.path, 1)
                 txn.put(_FORMAT_KEY, encode_u32(FORMAT_VERSION), db=self.meta)
-            elif decode_u32(stored) != FORMAT_VERSION:
-                raise StoreFormatError(self.path, decode_u32(stored))
+                return
+            found = decode_u32(stored)
+            if found != FORMAT_VERSION and not (accept_older and OLDEST_UPGRADABLE <= found < FORMAT_VERSION):
+                raise StoreFormatError(self.path, found)
+
+    def stored_format(self, txn: Txn) -> int:
+        stored = txn.get(_FORMAT_KEY, db=self.meta)
+        assert stored is not None, "written when the store was opened"
+        return decode_u32(stored)
+
+    def record_format(self, txn: Txn) -> None:
+        """The store is now in the current format (the upgrade's last write, in its transaction)."""
+        txn.put(_FORMAT_KEY, encode_u32(FORMAT_VERSION), db=self.meta)
 
     def close(self) -> None:
         self.lmdb.close()

@@ -105,16 +105,18 @@ def test_every_option_has_its_default(cwd: Path) -> None:
         "ssl_require_auth": False,
         "ssl_resumption": False,
         "ssl_tickets": False,
-        "experimental_s3_bucket_url": None,
-        "experimental_s3_bucket_region": None,
-        "experimental_s3_bucket_name": None,
-        "experimental_s3_snapshot_prefix": None,
-        "experimental_s3_access_key": None,
-        "experimental_s3_secret_key": None,
-        "experimental_s3_max_in_flight_parts": 10,
-        "experimental_s3_compression_level": 0,
-        "experimental_s3_signature_duration_seconds": 28800,
-        "experimental_s3_multipart_part_size": 375 * 1024**2,
+        "objstore_bucket_url": None,
+        "objstore_bucket_region": None,
+        "objstore_bucket_name": None,
+        "objstore_snapshot_prefix": None,
+        "objstore_access_key": None,
+        "objstore_secret_key": None,
+        "experimental_objstore_role_arn": None,
+        "experimental_objstore_web_identity_token_file": None,
+        "experimental_objstore_max_in_flight_parts": 10,
+        "experimental_objstore_compression_level": 0,
+        "experimental_objstore_signature_duration_seconds": 28800,
+        "experimental_objstore_multipart_part_size": 375 * 1024**2,
         "shards": CPUS,
     }
 
@@ -253,10 +255,12 @@ def test_format_size(size: int, expected: str) -> None:
 
 
 def test_sizes_are_read_from_every_layer(cwd: Path) -> None:
-    write_config(cwd, 'http_payload_size_limit = "1 KiB"\nexperimental_s3_multipart_part_size = 4096\n')
+    write_config(
+        cwd, 'http_payload_size_limit = "1 KiB"\nexperimental_objstore_multipart_part_size = 6291456\n'
+    )
     config = load(cwd, env={"SEARCH_MAX_INDEXING_MEMORY": "1.5 GiB"}).config
     assert config.http_payload_size_limit == 1024
-    assert config.experimental_s3_multipart_part_size == 4096
+    assert config.experimental_objstore_multipart_part_size == 6 * 1024**2
     assert config.max_indexing_memory == 3 * GIB // 2
 
 
@@ -304,6 +308,7 @@ def test_config_file_values_must_have_the_natural_toml_type(cwd: Path, toml: str
         (("--experimental-search-queue-size", "0"), "at least 1"),
         (("--experimental-embedding-cache-entries", "-1"), "at least 0"),
         (("--experimental-s3-compression-level", "23"), "between 0 and 22"),
+        (("--experimental-objstore-multipart-part-size", "4 MiB"), "between 5 MiB and 5 GiB"),
         (("--max-indexing-threads", "1.5"), "expected an integer"),
     ],
 )
@@ -490,30 +495,72 @@ def test_tls_with_certificate_and_key(cwd: Path) -> None:
 def test_object_storage_options_go_together(cwd: Path) -> None:
     env = {
         "SEARCH_EXPERIMENTAL_S3_BUCKET_URL": "https://s3.example.com",
-        "SEARCH_EXPERIMENTAL_S3_BUCKET_NAME": "b",
+        "SEARCH_OBJSTORE_BUCKET_NAME": "b",
+        "SEARCH_OBJSTORE_ACCESS_KEY": "ak",
     }
     message = load_error(cwd, env=env)
-    for missing in (
-        "experimental_s3_bucket_region",
-        "experimental_s3_access_key",
-        "experimental_s3_secret_key",
-    ):
+    for missing in ("objstore_bucket_region", "objstore_secret_key"):
         assert f"`{missing}`" in message
-    assert "`experimental_s3_bucket_name`" not in message.split("missing")[1]
+    assert "`objstore_bucket_name`" not in message.split("missing")[1]
+    assert "SEARCH_EXPERIMENTAL_S3_BUCKET_URL" in message
 
 
-def test_complete_object_storage_options(cwd: Path) -> None:
+def test_a_bucket_without_credentials_is_refused(cwd: Path) -> None:
+    message = load_error(
+        cwd, "--objstore-bucket-url", "http://127.0.0.1:9000", "--objstore-bucket-region", "eu",
+        "--objstore-bucket-name", "b",
+    )
+    assert "missing: credentials" in message
+
+
+def test_static_keys_and_web_identity_are_exclusive(cwd: Path) -> None:
+    message = load_error(
+        cwd, "--objstore-access-key", "ak", "--experimental-objstore-role-arn", "arn:aws:iam::1:role/r"
+    )
+    assert message.startswith("`objstore_access_key` (set by command-line option `--objstore-access-key`)")
+    assert "cannot be used together" in message
+
+
+def test_web_identity_needs_its_token_file(cwd: Path) -> None:
+    message = load_error(
+        cwd, "--objstore-bucket-url", "http://127.0.0.1:9000", "--objstore-bucket-region", "eu",
+        "--objstore-bucket-name", "b", "--experimental-s3-role-arn", "arn:aws:iam::1:role/r",
+    )
+    assert "missing: `experimental_objstore_web_identity_token_file`" in message
+
+
+def test_complete_object_storage_options_under_every_spelling(cwd: Path) -> None:
     write_config(
         cwd,
-        'experimental_s3_bucket_url = "https://s3.example.com"\nexperimental_s3_bucket_region = "eu"\n'
-        'experimental_s3_bucket_name = "b"\nexperimental_s3_access_key = "ak"\n'
-        'experimental_s3_secret_key = "sk"\nexperimental_s3_multipart_part_size = "10 MiB"\n',
+        'experimental_s3_bucket_url = "https://s3.example.com"\ns3_bucket_region = "eu"\n'
+        'objstore_bucket_name = "b"\nexperimental_s3_role_arn = "arn:aws:iam::1:role/r"\n'
+        'experimental_objstore_multipart_part_size = "10 MiB"\n',
     )
-    config = load(cwd).config
-    assert (config.experimental_s3_secret_key, config.experimental_s3_multipart_part_size) == (
-        "sk",
-        10 * 1024**2,
-    )
+    config = load(
+        cwd,
+        *("--experimental-s3-web-identity-token-file", "token", "--experimental-s3-max-in-flight-parts", "3"),
+        env={"SEARCH_EXPERIMENTAL_S3_COMPRESSION_LEVEL": "7"},
+    ).config
+    assert config.objstore_bucket_url == "https://s3.example.com"
+    assert config.objstore_bucket_region == "eu"
+    assert config.experimental_objstore_role_arn == "arn:aws:iam::1:role/r"
+    assert config.experimental_objstore_web_identity_token_file == cwd / "token"
+    assert config.experimental_objstore_max_in_flight_parts == 3
+    assert config.experimental_objstore_compression_level == 7
+    assert config.experimental_objstore_multipart_part_size == 10 * 1024**2
+
+
+def test_an_option_and_its_alias_in_one_layer_are_refused(cwd: Path) -> None:
+    write_config(cwd, 'objstore_bucket_name = "a"\nexperimental_s3_bucket_name = "b"\n')
+    message = load_error(cwd)
+    assert "`objstore_bucket_name` is set twice" in message and "key `experimental_s3_bucket_name`" in message
+    (cwd / "config.toml").unlink()
+    message = load_error(cwd, env={"SEARCH_S3_BUCKET_NAME": "a", "SEARCH_OBJSTORE_BUCKET_NAME": "b"})
+    assert "is set twice" in message
+
+
+def test_upgrade_db_is_the_dumpless_upgrade(cwd: Path) -> None:
+    assert load(cwd, "--upgrade-db").config.experimental_dumpless_upgrade is True
 
 
 @pytest.mark.parametrize("key", [None, "short-key", "fifteen-bytes!!"])
@@ -656,9 +703,9 @@ def test_public_dict_masks_secrets_and_is_json_ready(cwd: Path) -> None:
     text = json.dumps(public)
     for secret in (GOOD_KEY, "hook-secret", "signing-secret", "s3-secret"):
         assert secret not in text
-    assert public["master_key"] == public["experimental_s3_secret_key"] == "[redacted]"
+    assert public["master_key"] == public["objstore_secret_key"] == "[redacted]"
     assert public["task_webhook_authorization_header"] == "[redacted]"
-    assert public["experimental_s3_access_key"] == "access"
+    assert public["objstore_access_key"] == "access"
     assert public["import_snapshot"] == str(cwd / "snap/x.snapshot")
     assert list(public) == [option.name for option in OPTIONS]
     assert load(cwd).config.public_dict()["master_key"] is None
