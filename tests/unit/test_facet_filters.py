@@ -7,6 +7,7 @@ does, so incremental updates and settings rebuilds are covered with the same ass
 from __future__ import annotations
 
 from collections.abc import Iterator
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +41,7 @@ from shard.index.facet_keys import encode_number
 from shard.index.settings import load_settings
 from shard.index.state import load_state
 from shard.store import ShardStore
+from shard.vector.filters import vector_filter
 from tests.support.shard_batches import apply
 
 _SPAN = Span(1, 2)
@@ -90,7 +92,8 @@ def ids(store: ShardStore, tree: Filter) -> list[int]:
         state = load_state(store.env, txn, index_id)
         reader = FacetReader(txn, store.env.facets, index_id, state)
         geo = GeoFilters(reader, store.env.shapes, index_id, load_settings(store.env, txn, index_id), None)
-        docs = FilterEvaluator(reader, state.live, geo).evaluate(tree)
+        vectors = partial(vector_filter, store.env, txn, index_id, {})
+        docs = FilterEvaluator(reader, state.live, geo, vectors).evaluate(tree)
         external = {doc_id: doc["id"] for doc_id, doc in _internal_docs(store)}
         return sorted(external[doc_id] for doc_id in docs)
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 import random
 from collections.abc import Iterator
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +26,7 @@ from shard.index import catalog
 from shard.index.settings import load_settings
 from shard.index.state import load_state
 from shard.store import ShardStore
+from shard.vector.filters import vector_filter
 from tests.support.shard_batches import apply
 
 _SPAN = Span(1, 2)
@@ -94,7 +96,8 @@ def ids(store: ShardStore, tree: Filter, *, cached: bool = False) -> list[int]:
         reader = FacetReader(txn, store.env.facets, index_id, state)
         cache = (store.cache, generation) if cached else None
         geo = GeoFilters(reader, store.env.shapes, index_id, load_settings(store.env, txn, index_id), cache)
-        docs = FilterEvaluator(reader, state.live, geo).evaluate(tree)
+        vectors = partial(vector_filter, store.env, txn, index_id, {})
+        docs = FilterEvaluator(reader, state.live, geo, vectors).evaluate(tree)
     stored = [doc["id"] for _, doc in store.list_documents("i", 0, 100)[0]]
     documents = dict(zip(state.live, stored, strict=True))
     return sorted(documents[doc_id] for doc_id in docs)
