@@ -34,6 +34,7 @@ from gateway.routes import (
     render,
     search,
     settings,
+    similar,
     stats,
     tasks,
     unsupported,
@@ -66,6 +67,7 @@ def create_app(config: Config, name: str = "sift") -> Sanic:
         dynamic_search_rules,
         document_edition,
         webhooks,
+        similar,
         unsupported,
     ):
         app.blueprint(module.bp)

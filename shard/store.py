@@ -30,7 +30,9 @@ from shard.index.sizes import index_table_sizes
 from shard.index.state import load_state
 from shard.query.context import SearchContext
 from shard.query.document_sort import SortedEntry, sorted_documents
+from shard.query.query_embedding import QueryEmbeddings
 from shard.query.search import SearchResult, search
+from shard.query.semantic import embedder_settings
 
 LIGHT_DOCUMENTS = 10_000
 """The most documents of an index a shard holds for a search asking for no hits to run on its event
@@ -48,9 +50,12 @@ class ShardStore:
     a consistent snapshot and never block the writer.
     """
 
-    def __init__(self, path: Path, cache_budget: int = DEFAULT_BUDGET, shards: int = 1) -> None:
+    def __init__(
+        self, path: Path, cache_budget: int = DEFAULT_BUDGET, shards: int = 1, embedding_cache: int = 0
+    ) -> None:
         """``shards``: how many shards share each index (searches take this one's share of their
-        index-wide budgets, ``SearchContext.share``)."""
+        index-wide budgets, ``SearchContext.share``); ``embedding_cache``: query embeddings kept per
+        embedder configuration (``--experimental-embedding-cache-entries``)."""
         compaction.discard_unfinished(path)
         self._gate = EnvGate(StoreEnv(path))
         self._writing = threading.Lock()
@@ -58,6 +63,7 @@ class ShardStore:
         self.codec = DocumentCodec()
         self.cache = ReadCache(cache_budget)
         self.shards = shards
+        self.query_embeddings = QueryEmbeddings(embedding_cache)
         self._sizes: dict[str, tuple[int, int]] = {}
         """Index uid -> (cache generation, live documents), for ``light``."""
 
@@ -269,6 +275,16 @@ class ShardStore:
             if index_id is None:
                 return []
             return sorted(load_fields(env, self.codec, txn, index_id).paths)
+
+    def embed_query(self, index_uid: str, embedder: str, text: str) -> list[float] | None:
+        """A semantic query's vector (``query_embedding.py``); None when this shard never held the
+        index. The embedding runs after the snapshot is closed: a provider may take seconds."""
+        with self._snapshot() as (env, txn):
+            index_id = catalog.lookup(env, txn, index_uid)
+            if index_id is None:
+                return None
+            config = embedder_settings(load_settings(env, txn, index_id), embedder, "invalid_search_embedder")
+        return [float(value) for value in self.query_embeddings.embed(config, text)]
 
     def database_size(self) -> int:
         with self._gate.using() as env:

@@ -46,7 +46,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         from shard.server import serve as serve_shard
 
         assert shard_id is not None
-        _run_async(serve_shard(layout, shard_id, config.read_cache_size // config.shards, config.shards))
+        cache_budget = config.read_cache_size // config.shards
+        embedding_cache = config.experimental_embedding_cache_entries
+        _run_async(serve_shard(layout, shard_id, cache_budget, config.shards, embedding_cache))
     else:
         from scheduler.process import serve as serve_scheduler
 
