@@ -67,10 +67,12 @@ class Cluster:
         )
         return [_unwrap(reply) for reply in replies]
 
-    async def get_document(self, index_uid: str, external_id: str) -> Any:
-        """Only the owning shard is asked."""
+    async def get_document(self, index_uid: str, external_id: str, retrieve_vectors: bool = False) -> Any:
+        """Only the owning shard is asked. With ``retrieve_vectors``: ``{"document", "embedders"}``, the
+        document's ``_vectors`` holding every embedder's embeddings."""
         shard = self.shards[shard_of(external_id, len(self.shards))]
-        request = json_pb2.JsonRequest(json=orjson.dumps({"index": index_uid, "id": external_id}))
+        query = {"index": index_uid, "id": external_id, "retrieveVectors": retrieve_vectors}
+        request = json_pb2.JsonRequest(json=orjson.dumps(query))
         return _unwrap(await shard.GetDocument(request, wait_for_ready=True, timeout=30))
 
     async def ask_shard(self, key: str, method: str, request: dict[str, Any], timeout: float = 30) -> Any:

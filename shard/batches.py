@@ -27,6 +27,11 @@ from shard.index.settings import (
     needs_rebuild,
     save_settings,
 )
+from shard.vector import VectorStore
+from shard.vector.embedders import ShardEmbedding
+from shard.vector.ingest import plan_documents, store_planned
+from shard.vector.settings import change_embedders
+from shard.vector.writer import VectorWriter
 
 Operation = dict[str, Any]
 BatchResult = dict[str, Any]
@@ -39,12 +44,14 @@ def apply_batch(
     operations: list[Operation],
     should_abort: Callable[[], bool],
     steps: Steps | None = None,
+    vectors: VectorStore | None = None,
 ) -> BatchResult:
     """Apply the operations in order, or return the recorded result if the batch was applied before.
 
     Any exception (including ``BatchAborted``) aborts the transaction, leaving the store unchanged.
     ``steps``: timed as the work goes (applying the operations, writing the changes, committing);
-    a batch answered from its record did none of it and leaves them empty.
+    a batch answered from its record did none of it and leaves them empty. ``vectors``: the shard's
+    in-memory vector spaces, changed only once the transaction committed.
     """
     key = batch_key(batch_uid)
     with env.lmdb.begin(write=True) as txn:
@@ -54,15 +61,21 @@ def apply_batch(
             return result
         ctx = WriteContext(env, codec, txn, should_abort)
         applier = _Applier(ctx)
+        if vectors is not None:
+            vectors.trim(env, txn)
         for operation in operations:
             ctx.check_abort()
             applier.apply(operation)
         result = applier.result()
         lap(steps, "applying operations")
         ctx.flush()
+        applier.vectors.flush()
         txn.put(key, orjson.dumps(result), db=env.batches)
         lap(steps, "writing changes")
     lap(steps, "committing")
+    if vectors is not None:
+        vectors.after_commit(env, applier.vectors.changes)
+        lap(steps, "updating vector indexes")
     return result
 
 
@@ -84,6 +97,8 @@ class _Applier:
         self.tasks: dict[str, dict[str, Any]] = {}
         """Per-task counts, or the error of a task the shard refused."""
         self.touched: set[int] = set()
+        self.vectors = VectorWriter(ctx)
+        self.embedding = ShardEmbedding()
         self._handlers: dict[str, Callable[[Operation], None]] = {
             "createIndex": self._create_index,
             "deleteIndex": self._delete_index,
@@ -124,6 +139,7 @@ class _Applier:
         removed = 0
         if index_id is not None:
             removed = self.ctx.wipe_index(index_id, keep_fields=False)
+            self.vectors.wiped(index_id)
             delete_settings(self.env, self.txn, index_id)
             self.ctx.forget_indexer(index_id)
         self._count(operation, deleted=removed)
@@ -140,14 +156,32 @@ class _Applier:
             raise ValueError(f"unknown document write mode `{mode}`")
         index_id = catalog.ensure(self.env, self.txn, operation["index"])
         self.touched.add(index_id)
+        documents = operation["documents"]
+        planned = None
+        if self.vectors.embedders(index_id):
+            try:
+                planned = plan_documents(
+                    self.vectors,
+                    index_id,
+                    operation["index"],
+                    documents,
+                    merge=mode == "update",
+                    embedding=self.embedding,
+                )
+            except ApiError as error:  # bad vectors, or the embedder failed: nothing of the task is written
+                self.tasks[str(operation["task"])] = {"error": error.to_dict()}
+                return
+            documents = [(item.external_id, item.document, item.position) for item in planned]
         written = put_documents(
             self.ctx,
             index_id,
-            operation["documents"],
+            documents,
             task_uid=operation["task"],
             merge=mode == "update",
             skip_creation=bool(operation.get("skipCreation", False)),
         )
+        if planned is not None:
+            store_planned(self.vectors, index_id, planned)
         self._count(operation, indexed=written)
 
     def _delete_documents(self, operation: Operation) -> None:
@@ -177,6 +211,7 @@ class _Applier:
         if index_id is not None:
             self.touched.add(index_id)
             deleted = self.ctx.wipe_index(index_id, keep_fields=True)
+            self.vectors.wiped(index_id)
         self._count(operation, deleted=deleted)
 
     def _update_settings(self, operation: Operation) -> None:
@@ -186,8 +221,15 @@ class _Applier:
         self.touched.add(index_id)
         previous = load_settings(self.env, self.txn, index_id)
         settings = operation["settings"]
+        try:  # embeds what the embedders' changes need before anything is written
+            embedders = change_embedders(self.vectors, index_id, operation["index"], settings, self.embedding)
+        except ApiError as error:
+            self.tasks[str(operation["task"])] = {"error": error.to_dict()}
+            return
         save_settings(self.env, self.txn, index_id, settings)
         self.ctx.forget_indexer(index_id)
+        self.vectors.settings_changed(index_id)
+        embedders.apply()
         searchable, facets = needs_rebuild(previous, settings), facet_change(previous, settings)
         shapes = uses_geojson(settings) if uses_geojson(settings) != uses_geojson(previous) else None
         if searchable or facets is not None or shapes is not None:

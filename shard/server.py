@@ -186,13 +186,24 @@ class ShardService(shard_pb2_grpc.ShardServicer):
                 results = [(sequence, [], document) for sequence, document in page]
         except ApiError as error:
             return json_pb2.JsonReply(error_json=orjson.dumps(error.to_dict()))
-        return json_pb2.JsonReply(json=orjson.dumps({"results": results, "total": total}))
+        reply: dict[str, Any] = {"results": results, "total": total}
+        if query.get("retrieveVectors") and results:
+            documents = [entry[2] for entry in results]
+            show = (query["index"], documents, None, query.get("primaryKey"))
+            reply["embedders"] = await asyncio.to_thread(self.store.show_vectors, *show)
+        return json_pb2.JsonReply(json=orjson.dumps(reply))
 
     async def GetDocument(
         self, request: json_pb2.JsonRequest, context: grpc.aio.ServicerContext
     ) -> json_pb2.JsonReply:
         query = orjson.loads(request.json)
-        return json_pb2.JsonReply(json=orjson.dumps(self.store.get_document(query["index"], query["id"])))
+        document = self.store.get_document(query["index"], query["id"])
+        if not query.get("retrieveVectors"):
+            return json_pb2.JsonReply(json=orjson.dumps(document))
+        embedders = []
+        if document is not None:
+            embedders = self.store.show_vectors(query["index"], [document], [query["id"]], None)
+        return json_pb2.JsonReply(json=orjson.dumps({"document": document, "embedders": embedders}))
 
     async def Stats(
         self, request: json_pb2.JsonRequest, context: grpc.aio.ServicerContext

@@ -11,7 +11,8 @@ from typing import Any
 
 from pyroaring import BitMap
 
-from common.documents.projection import VECTORS
+from common.documents import extract_document_id
+from common.documents.projection import VECTORS, vectors_field
 from common.features import NO_FEATURES, FilterFeatures
 from common.lmdb_sizes import environment_sizes
 from common.timing import Steps, lap
@@ -20,7 +21,7 @@ from shard.filter.apply import FilterScope, filter_documents
 from shard.index import catalog, compaction
 from shard.index.codec import DocumentCodec
 from shard.index.documents import Document, read_document, read_documents, selected_ids
-from shard.index.env import StoreEnv, Txn
+from shard.index.env import StoreEnv, Txn, decode_u32, external_key
 from shard.index.fields import load_fields
 from shard.index.gate import EnvGate
 from shard.index.geo_check import first_invalid
@@ -33,6 +34,8 @@ from shard.query.document_sort import SortedEntry, sorted_documents
 from shard.query.query_embedding import QueryEmbeddings
 from shard.query.search import SearchResult, search
 from shard.query.semantic import embedder_settings
+from shard.vector import VectorStore, embedder_stats
+from shard.vector.reads import shown_vectors
 
 LIGHT_DOCUMENTS = 10_000
 """The most documents of an index a shard holds for a search asking for no hits to run on its event
@@ -62,6 +65,9 @@ class ShardStore:
         """Held by every write: batches and compactions, so none commits while the store is copied."""
         self.codec = DocumentCodec()
         self.cache = ReadCache(cache_budget)
+        self.vectors = VectorStore(path / "vectors")
+        """The in-memory vector spaces searches read (``shard/vector``), loaded from their checkpoints."""
+        self.vectors.open(self.env)
         self.shards = shards
         self.query_embeddings = QueryEmbeddings(embedding_cache)
         self._sizes: dict[str, tuple[int, int]] = {}
@@ -95,7 +101,9 @@ class ShardStore:
                 if len(operations) == 1 and operations[0]["op"] == "compactIndex":
                     return self._compact(batch_uid, operations[0]["task"])
                 with self._gate.using() as env:
-                    return apply_batch(env, self.codec, batch_uid, operations, should_abort, steps)
+                    return apply_batch(
+                        env, self.codec, batch_uid, operations, should_abort, steps, self.vectors
+                    )
             finally:
                 self.cache.invalidate()
 
@@ -122,6 +130,31 @@ class ShardStore:
             if index_id is None:
                 return None
             return read_document(env, self.codec, txn, index_id, external_id)
+
+    def show_vectors(
+        self, index_uid: str, documents: list[Document], ids: list[str] | None, primary_key: str | None
+    ) -> list[str]:
+        """With ``retrieveVectors``: each document's ``_vectors`` becomes its own entries naming no
+        embedder followed by every embedder's embeddings (``reads.py``), in place. Documents are found
+        by their ``ids`` or, without, by their ``primary_key``. Returns the index's embedder names (the
+        gateway keeps their entries when ``fields`` leaves ``_vectors`` out)."""
+        with self._snapshot() as (env, txn):
+            index_id = catalog.lookup(env, txn, index_uid)
+            if index_id is None:
+                return []
+            embedders = load_settings(env, txn, index_id).get("embedders") or {}
+            if not embedders:
+                return []
+            for position, document in enumerate(documents):
+                external_id = ids[position] if ids is not None else None
+                if external_id is None and primary_key is not None:
+                    external_id = extract_document_id(document, primary_key)
+                key = None if external_id is None else external_key(index_id, external_id)
+                packed = None if key is None else txn.get(key, db=env.external_ids)
+                doc_id = None if packed is None else decode_u32(packed)
+                own = vectors_field(document)
+                document[VECTORS] = shown_vectors(env, txn, index_id, embedders, doc_id, own)
+            return list(embedders)
 
     def list_documents(
         self,
@@ -234,18 +267,21 @@ class ShardStore:
         """Read from counters kept by every write, so the cost does not grow with the index, except
         ``internal_sizes`` (``internalDatabaseSizes``: one scan of the index's keys, ``sizes.py``).
 
-        No ``numberOfEmbeddings`` / ``numberOfEmbeddedDocuments``: the shard has no vector store yet,
-        so it holds none (the gateway's sums are 0). A document's own ``_vectors`` field is not an
-        embedding of the index, and the reference does not count it either.
+        ``numberOfEmbeddings`` / ``numberOfEmbeddedDocuments`` count the embedders' stored embeddings
+        (a document counts once whatever the number of embedders holding it). A document's own
+        ``_vectors`` entries naming no embedder are not embeddings of the index, as for the reference.
         """
         with self._snapshot() as (env, txn):
             index_id = catalog.lookup(env, txn, index_uid)
             if index_id is None:
                 return {"numberOfDocuments": 0, "rawDocumentDbSize": 0, "fieldDistribution": {}}
             state = load_state(env, txn, index_id)
+            embeddings, embedded = embedder_stats(env, txn, index_id)
         stats: dict[str, Any] = {
             "numberOfDocuments": len(state.live),
             "rawDocumentDbSize": state.raw_size,
+            "numberOfEmbeddings": embeddings,
+            "numberOfEmbeddedDocuments": embedded,
             # _vectors is not a field of the document (search.md §1.6): never counted as one
             "fieldDistribution": {
                 field: count for field, count in sorted(state.fields.items()) if field != VECTORS

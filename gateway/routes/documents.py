@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from typing import Any
 
 import orjson
@@ -169,8 +170,9 @@ async def delete_by_filter(request: Request, index_uid: str) -> HTTPResponse:
     return await _delete(request, index_uid, params)
 
 
-async def _require_index(request: Request, uid: str) -> None:
-    await request.app.ctx.cluster.ask_scheduler("GetIndex", {"uid": uid})
+async def _require_index(request: Request, uid: str) -> dict[str, Any]:
+    index: dict[str, Any] = await request.app.ctx.cluster.ask_scheduler("GetIndex", {"uid": uid})
+    return index
 
 
 @bp.get("/indexes/<index_uid:str>/documents", ctx_action="documents.get")
@@ -181,21 +183,23 @@ async def get_documents(request: Request, index_uid: str) -> HTTPResponse:
         query["filter"] = query_filter(query["filter"])
     if "sort" in query:
         query["sort"] = sort_entries(query["sort"])
-    await _require_index(request, uid)
-    return json_response(await _read_page(request, uid, query))
+    index = await _require_index(request, uid)
+    return json_response(await _read_page(request, index, query))
 
 
 @bp.post("/indexes/<index_uid:str>/documents/fetch", ctx_action="documents.get")
 async def fetch_documents(request: Request, index_uid: str) -> HTTPResponse:
     uid = checked_index_uid(index_uid)
     body = _FETCH.validate(json_body(request))
-    await _require_index(request, uid)
+    index = await _require_index(request, uid)
     if body.get("ids") is not None:
         body["ids"] = [i if isinstance(i, str) else str(i) for i in body["ids"]]
-    return json_response(await _read_page(request, uid, body))
+    return json_response(await _read_page(request, index, body))
 
 
-async def _read_page(request: Request, uid: str, query: dict[str, Any]) -> dict[str, Any]:
+async def _read_page(request: Request, index: dict[str, Any], query: dict[str, Any]) -> dict[str, Any]:
+    uid = index["uid"]
+    retrieve_vectors = bool(query.get("retrieveVectors", False))
     sort = query.get("sort") or None
     try:
         parse_sort(sort or [])
@@ -215,20 +219,27 @@ async def _read_page(request: Request, uid: str, query: dict[str, Any]) -> dict[
         "filter": await resolve_foreign(request.app, uid, query.get("filter"), "invalid_document_filter"),
         "sort": sort,
         **request.app.ctx.features.filters().params(),
+        "retrieveVectors": retrieve_vectors,
+        "primaryKey": index.get("primaryKey"),
     }
     replies = await request.app.ctx.cluster.ask_shards("GetDocuments", shard_query)
     page = merge_shard_pages([reply["results"] for reply in replies], offset, limit)
     fields = query.get("fields")
-    retrieve_vectors = bool(query.get("retrieveVectors", False))
-    results = [_project(doc, fields, retrieve_vectors) for doc in page]
+    embedders = {name for reply in replies for name in reply.get("embedders", ())}
+    results = [_project(doc, fields, retrieve_vectors, embedders) for doc in page]
     return {"results": results, "offset": offset, "limit": limit, "total": sum(r["total"] for r in replies)}
 
 
-def _project(document: dict[str, Any], fields: Any, retrieve_vectors: bool) -> dict[str, Any]:
+def _project(
+    document: dict[str, Any], fields: Any, retrieve_vectors: bool, embedders: Collection[str] = ()
+) -> dict[str, Any]:
     """``fields`` selects stored fields; ``_vectors`` comes last and only with ``retrieveVectors``:
-    the stored one when ``fields`` names it (or is absent), else an empty map (core.md §3.3)."""
+    the stored one when ``fields`` names it (or is absent), else only the ``embedders``' entries,
+    which the shards added (core.md §3.3)."""
     selected = fields is not None and fields is not STAR
-    vectors = vectors_field(document) if not selected or VECTORS in fields else {}
+    vectors = vectors_field(document)
+    if selected and VECTORS not in fields:
+        vectors = {name: value for name, value in vectors.items() if name in embedders}
     document = without_vectors(select_attributes(document, fields) if selected else document)
     if retrieve_vectors:
         document[VECTORS] = vectors
@@ -243,7 +254,9 @@ async def get_document(request: Request, index_uid: str, document_id: str) -> HT
     if not is_valid_document_id(document_id):
         error = invalid_document_id_error(document_id)
         raise ApiError(error.code, error.message)
-    document = await request.app.ctx.cluster.get_document(uid, document_id)
+    retrieve_vectors = bool(query.get("retrieveVectors", False))
+    found = await request.app.ctx.cluster.get_document(uid, document_id, retrieve_vectors)
+    document, embedders = (found["document"], found["embedders"]) if retrieve_vectors else (found, [])
     if document is None:
         raise ApiError("document_not_found", f"Document `{document_id}` not found.")
-    return json_response(_project(document, query.get("fields"), bool(query.get("retrieveVectors", False))))
+    return json_response(_project(document, query.get("fields"), retrieve_vectors, embedders))

@@ -30,6 +30,7 @@ from shard.embedding.base import Embedder, EmbeddingError
 from shard.embedding.local import LocalEmbedder
 from shard.embedding.ollama import OllamaEmbedder
 from shard.embedding.openai import OpenAiEmbedder
+from shard.embedding.rest import RestEmbedder
 
 __all__ = ["Embedder", "EmbeddingError", "configure_outbound", "embedder_for", "regeneration_key"]
 
@@ -94,7 +95,7 @@ def _build(source: str, config: dict[str, Any]) -> Embedder:
         return OpenAiEmbedder(config)
     if source == "ollama":
         return OllamaEmbedder(config)
-    raise EmbeddingError("the `rest` source is not available yet")
+    return RestEmbedder(config)
 
 
 def regeneration_key(config: dict[str, Any]) -> str:

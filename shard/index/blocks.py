@@ -88,6 +88,10 @@ class BlockWriter:
         self._slots(key)[doc_id % BLOCK_SIZE] = value
         self._dirty.add(key)
 
+    def get(self, index_id: int, doc_id: int) -> bytes | None:
+        """The document's value as the batch has it so far."""
+        return self._slots(block_key(index_id, doc_id))[doc_id % BLOCK_SIZE]
+
     def pop(self, index_id: int, doc_id: int) -> bytes | None:
         key = block_key(index_id, doc_id)
         slots = self._slots(key)

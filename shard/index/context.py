@@ -49,6 +49,9 @@ class WriteContext:
         self.deltas = Deltas(txn, env.words, env.prefixes, env.stems, env.facets)
         self.documents = BlockWriter(txn, env.documents, codec)
         self.records = RecordWriter(txn, env, codec)
+        self.on_delete: list[Callable[[int, int], None]] = []
+        """Called with (index id, doc id) for every document deleted (not replaced): concerns stored
+        beside documents (vectors) drop theirs."""
 
     def state(self, index_id: int) -> IndexState:
         """The index's bookkeeping, loaded on first use and saved by ``flush``."""

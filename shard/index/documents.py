@@ -83,6 +83,8 @@ def delete_documents(ctx: WriteContext, index_id: int, external_ids: Iterable[st
         _remove(ctx, state, index_id, doc_id)
         delete_sequence(ctx.env, ctx.txn, index_id, doc_id)
         state.live.remove(doc_id)
+        for hook in ctx.on_delete:
+            hook(index_id, doc_id)
         deleted += 1
     return deleted
 

@@ -52,7 +52,7 @@ class StoreEnv:
     def __init__(self, path: Path) -> None:
         path.mkdir(parents=True, exist_ok=True)
         self.path = path
-        self.lmdb = lmdb.open(str(path), map_size=MAP_SIZE, max_dbs=16, sync=True, metasync=True)
+        self.lmdb = lmdb.open(str(path), map_size=MAP_SIZE, max_dbs=24, sync=True, metasync=True)
         # uid (utf-8) -> internal index id
         self.catalog = self.lmdb.open_db(b"catalog")
         # store-wide counters, e.g. the next internal index id
@@ -83,6 +83,16 @@ class StoreEnv:
         self.facets = self.lmdb.open_db(b"facets")
         # index id + internal doc id (u32) -> the document's `_geojson` shape (WKB), see shard/index/shapes.py
         self.shapes = self.lmdb.open_db(b"shapes")
+        # index id + embedder key + internal doc id (u32) -> the document's embeddings for that embedder,
+        # whether they are user-provided and the hash of the text they embed (shard/vector/storage.py)
+        self.vectors = self.lmdb.open_db(b"vectors")
+        # index id + embedder key -> the embedder's vector space: dimensions, counts, embedded documents,
+        # and the store-wide vector generation it was created and last changed at (shard/vector/storage.py)
+        self.vector_spaces = self.lmdb.open_db(b"vector_spaces")
+        # index id + embedder key + vector generation (u64) -> the doc ids whose vectors that batch changed:
+        # what a restart replays over the space's last checkpoint (shard/vector/registry.py)
+        self.vector_journal = self.lmdb.open_db(b"vector_journal")
+        self.vector_tables = (self.vectors, self.vector_spaces, self.vector_journal)
         # Searchable data: rebuilt from the documents when settings that shape it change.
         self.searchable = (self.words, self.prefixes, self.stems, self.records)
         # Every database keyed by index prefix holding documents or data derived from them: clearing
@@ -95,6 +105,7 @@ class StoreEnv:
             *self.searchable,
             self.facets,
             self.shapes,
+            *self.vector_tables,
         )
         # Every named database, for the environment's used size.
         self.all_tables = (self.catalog, self.meta, self.batches, *self.per_index, self.settings)

@@ -27,6 +27,9 @@ def tables(env: StoreEnv) -> dict[str, Database]:
         "settings": env.settings,
         "facets": env.facets,
         "shapes": env.shapes,
+        "vectors": env.vectors,
+        "vectorSpaces": env.vector_spaces,
+        "vectorJournal": env.vector_journal,
     }
 
 

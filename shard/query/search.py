@@ -40,6 +40,7 @@ from shard.query.ranking.sort import first_geo_point, query_sort, rule_groups
 from shard.query.ranking.stem_tier import TieredRanker, count_terms, hit_scores
 from shard.query.search_filter import filtered_out
 from shard.query.semantic import NoVectors, QueryVector, SemanticLeg, VectorSpace, query_vector
+from shard.vector.reads import shown_vectors
 
 Entry = list[Any]
 """``[sequence, sort key, score, score details, hit, distinct values or None, score groups]``: what the
@@ -348,7 +349,9 @@ def _entries(
             document = select_attributes(document, displayed)
         hit = without_vectors(document if retrieve is None else select_attributes(document, retrieve))
         if show_vectors:
-            hit = {**hit, VECTORS: vectors_field(document)}
+            embedders = ctx.settings.get("embedders") or {}
+            own = vectors_field(document)
+            hit = {**hit, VECTORS: shown_vectors(ctx.env, ctx.txn, ctx.index_id, embedders, doc.doc_id, own)}
         distance = None if geo_point is None else geo_distance(hit, geo_point)
         if distance is not None:
             hit = {**hit, "_geoDistance": distance}

@@ -18,6 +18,7 @@ SHARD_LAYERS = {
     "index": 1,
     "facet": 2,
     "geo": 3,
+    "vector": 3,
     "filter": 4,
     "highlight": 4,
     "query": 5,

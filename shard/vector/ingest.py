@@ -1,0 +1,264 @@
+"""What a document write does to vectors: each embedder's entry for each document, computed (and
+embedded) before anything of the operation is written, so a failure fails the operation alone.
+
+Per document and embedder (search.md §6.11, §1.6):
+
+- ``_vectors.<name>`` given as an array, an array of arrays, ``null`` or ``{embeddings, regenerate}``:
+  those embeddings, dimensions checked. For a generated source they are user-provided
+  (``regenerate: false``) and kept across later updates, unless ``regenerate: true`` says they stand
+  only until the document's text changes.
+- not given, ``userProvided`` source: the stored embeddings are kept; a new document without them
+  fails its task (``vector_embedding_error``), as the reference does.
+- not given, generated source: user-provided embeddings are kept; otherwise the ``documentTemplate``
+  is rendered (cut to ``documentTemplateMaxBytes``) and embedded only when its hash differs from the
+  stored one. Texts are embedded per embedder for the whole operation in one call.
+
+``_vectors`` entries naming an embedder leave the stored document (they live in the vector tables);
+others stay in it as before.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import numpy as np
+import orjson
+
+from common.document_template import DEFAULT_MAX_BYTES, DEFAULT_TEMPLATE, TemplateError, render_document
+from common.documents.projection import VECTORS
+from common.errors import ApiError
+from shard.index.env import decode_u32, external_key
+from shard.index.settings import load_settings, searchable_attributes
+from shard.vector.embedders import USER_PROVIDED
+from shard.vector.storage import NO_HASH, Entry, text_hash
+from shard.vector.writer import VectorWriter
+
+
+class Embedding(Protocol):
+    """The embedders, as the batch reaches them (``shard/embedding`` through ``batches.py``)."""
+
+    def dimensions(self, config: dict[str, Any]) -> int: ...
+
+    def embed(self, index_uid: str, name: str, config: dict[str, Any], texts: list[str]) -> np.ndarray:
+        """float32 ``(len(texts), d)``; raises ``ApiError`` (``vector_embedding_error``)."""
+        ...
+
+
+@dataclass
+class Planned:
+    external_id: str
+    document: dict[str, Any]
+    """As it will be stored: without the ``_vectors`` entries of embedders."""
+    position: int
+    entries: dict[str, Entry] = field(default_factory=dict)
+    """Embedder -> the entry to store; an embedder absent here keeps what is stored."""
+    states: dict[str, tuple[bytes, bool]] = field(default_factory=dict)
+    """Embedder -> (text hash, user-provided) of the entry it will have, embedded or not yet."""
+
+
+def plan_documents(
+    writer: VectorWriter,
+    index_id: int,
+    index_uid: str,
+    documents: Iterable[Sequence[Any]],
+    *,
+    merge: bool,
+    embedding: Embedding,
+) -> list[Planned]:
+    """The operation's documents, stripped, each with its embedders' new entries. Raises ``ApiError``
+    for bad vectors or a failed embedding; nothing is written."""
+    return _Planner(writer, index_id, index_uid, embedding).plan(documents, merge)
+
+
+class _Planner:
+    def __init__(self, writer: VectorWriter, index_id: int, index_uid: str, embedding: Embedding) -> None:
+        self.writer = writer
+        self.index_id = index_id
+        self.index_uid = index_uid
+        self.embedding = embedding
+        self.embedders = writer.embedders(index_id)
+        self.searchable = searchable_names(load_settings(writer.env, writer.txn, index_id))
+        self.texts: dict[str, list[str]] = {}
+        self.targets: dict[str, list[tuple[Planned, bytes]]] = {}
+        """Per embedder, the texts to embed and the planned documents (with hashes) they are for."""
+
+    def plan(self, documents: Iterable[Sequence[Any]], merge: bool) -> list[Planned]:
+        planned: list[Planned] = []
+        latest: dict[str, Planned] = {}
+        for external_id, document, position in documents:
+            self.writer.ctx.tick()
+            given = document.get(VECTORS)
+            body = _stripped(document, self.embedders)
+            earlier = latest.get(external_id)
+            doc_id = _doc_id(self.writer, self.index_id, external_id)
+            previous = earlier.document if earlier is not None else self._stored_body(doc_id)
+            final = {**previous, **body} if merge and previous is not None else body
+            item = Planned(external_id, body, position)
+            for name, config in self.embedders.items():
+                stored = earlier.states.get(name) if earlier is not None else self._stored(doc_id, name)
+                self._plan_one(item, final, stored, name, config, given if isinstance(given, dict) else {})
+            latest[external_id] = item
+            planned.append(item)
+        for name, texts in self.texts.items():
+            vectors = self.embedding.embed(self.index_uid, name, self.embedders[name], texts)
+            for (item, hashed), vector in zip(self.targets[name], vectors, strict=True):
+                item.entries[name] = Entry(np.asarray(vector, dtype=np.float32).reshape(1, -1), False, hashed)
+        return planned
+
+    def _plan_one(
+        self,
+        item: Planned,
+        final: dict[str, Any],
+        stored: tuple[bytes, bool] | None,
+        name: str,
+        config: dict[str, Any],
+        given: dict[str, Any],
+    ) -> None:
+        source = config.get("source")
+        if name in given:
+            value = given[name]
+            explicit = isinstance(value, dict)
+            regenerate = bool(value["regenerate"]) if explicit else False
+            raw = value["embeddings"] if explicit else value
+            if raw is not None or not regenerate or source == USER_PROVIDED:
+                dimensions = self.embedding.dimensions(config)
+                rows = _embeddings(self.index_uid, item.external_id, name, raw, dimensions)
+                user = not regenerate
+                hashed = NO_HASH
+                if not user and source != USER_PROVIDED:  # kept until the document's text changes
+                    hashed = text_hash(self._render(item, config, final))
+                item.entries[name] = Entry(rows, user, hashed)
+                item.states[name] = (hashed, user)
+                return
+        elif source == USER_PROVIDED:
+            if stored is None:
+                raise ApiError(
+                    "vector_embedding_error",
+                    f"Index `{self.index_uid}`: While embedding documents for embedder `{name}`: no vectors"
+                    f" provided for document `{item.external_id}`\n- Note: `{name}` has `source:"
+                    f" userProvided`, so documents must provide embeddings as an array in `_vectors.{name}`."
+                    f"\n- Hint: opt-out for a document with `_vectors.{name}: null`",
+                )
+            item.states[name] = stored
+            return
+        elif stored is not None and stored[1]:
+            item.states[name] = stored  # user-provided embeddings stay until the document says otherwise
+            return
+        text = self._render(item, config, final)
+        hashed = text_hash(text)
+        item.states[name] = (hashed, False)
+        if stored is not None and stored[0] == hashed:
+            return
+        self.texts.setdefault(name, []).append(text)
+        self.targets.setdefault(name, []).append((item, hashed))
+
+    def _render(self, item: Planned, config: dict[str, Any], document: dict[str, Any]) -> str:
+        return render_text(self.index_uid, item.external_id, config, document, self.searchable)
+
+    def _stored(self, doc_id: int | None, name: str) -> tuple[bytes, bool] | None:
+        """(text hash, user-provided) of the document's stored entry; None when it has none."""
+        if doc_id is None:
+            return None
+        header = self.writer.stored_header((self.index_id, name), doc_id)
+        return None if header is None else (header[0], header[1])
+
+    def _stored_body(self, doc_id: int | None) -> dict[str, Any] | None:
+        """The document as the batch has it so far (earlier operations' pending writes included)."""
+        if doc_id is None:
+            return None
+        value = self.writer.ctx.documents.get(self.index_id, doc_id)
+        return None if value is None else orjson.loads(value)
+
+
+def _embeddings(index_uid: str, external_id: str, name: str, raw: Any, dimensions: int) -> np.ndarray:
+    """``raw`` (an array, an array of arrays, or null) as float32 rows of ``dimensions``."""
+    if raw is None or raw == []:
+        return np.zeros((0, dimensions), dtype=np.float32)
+    rows = raw if isinstance(raw[0], list) else [raw]
+    for number, row in enumerate(rows):
+        if not isinstance(row, list) or not all(
+            isinstance(x, int | float) and not isinstance(x, bool) for x in row
+        ):
+            raise ApiError(
+                "invalid_vectors_type",
+                f"Index `{index_uid}`: Bad embedder configuration in the document with id: `{external_id}`."
+                f" Expected `._vectors.{name}` to be an array of floats, an array of arrays of floats, or an"
+                " object with at least the field `regenerate`",
+            )
+        if len(row) != dimensions:
+            raise ApiError(
+                "invalid_vector_dimensions",
+                f"Index `{index_uid}`: Invalid vector dimensions in document with id `{external_id}` in"
+                f" `._vectors.{name}`.\n  - note: embedding #{number} has dimensions {len(row)}\n  - note:"
+                f" embedder `{name}` requires {dimensions}",
+            )
+    return np.asarray(rows, dtype=np.float32)
+
+
+def template_config(config: dict[str, Any]) -> dict[str, Any]:
+    """Where an embedder's document template lives (a composite's indexing embedder)."""
+    nested = config.get("indexingEmbedder")
+    return nested if config.get("source") == "composite" and isinstance(nested, dict) else config
+
+
+def render_text(
+    index_uid: str,
+    external_id: str,
+    config: dict[str, Any],
+    document: dict[str, Any],
+    searchable: Callable[[str], bool] | None,
+) -> str:
+    """What the embedder embeds for the document: its template rendered, cut to its byte limit."""
+    source = template_config(config)
+    template = source.get("documentTemplate") or DEFAULT_TEMPLATE
+    try:
+        limit = source.get("documentTemplateMaxBytes", DEFAULT_MAX_BYTES)
+        return render_document(template, document, limit, searchable)
+    except TemplateError as error:
+        raise ApiError(
+            "vector_embedding_error",
+            f"Index `{index_uid}`: While rendering the document template for document `{external_id}`:"
+            f" {error.message}",
+        ) from None
+
+
+def searchable_names(settings: dict[str, Any]) -> Callable[[str], bool] | None:
+    """Whether a top-level field is searchable (a template's ``field.is_searchable``)."""
+    return _searchable(searchable_attributes(settings))
+
+
+def _searchable(attributes: tuple[str, ...] | None) -> Callable[[str], bool] | None:
+    if attributes is None:
+        return None
+    names = frozenset(attribute.split(".", 1)[0] for attribute in attributes)
+    return names.__contains__
+
+
+def _stripped(document: dict[str, Any], embedders: dict[str, Any]) -> dict[str, Any]:
+    vectors = document.get(VECTORS)
+    if not isinstance(vectors, dict) or not any(name in embedders for name in vectors):
+        return document
+    kept = {name: value for name, value in vectors.items() if name not in embedders}
+    body = {key: value for key, value in document.items() if key != VECTORS}
+    if kept:
+        body[VECTORS] = kept
+    return body
+
+
+def _doc_id(writer: VectorWriter, index_id: int, external_id: str) -> int | None:
+    packed = writer.txn.get(external_key(index_id, external_id), db=writer.env.external_ids)
+    return None if packed is None else decode_u32(packed)
+
+
+def store_planned(writer: VectorWriter, index_id: int, planned: list[Planned]) -> None:
+    """After the documents were written: each planned entry under the document's internal id (a
+    document ``skipCreation`` left out has none)."""
+    embedders = writer.embedders(index_id)
+    for item in planned:
+        doc_id = _doc_id(writer, index_id, item.external_id)
+        if doc_id is None:
+            continue
+        for name, entry in item.entries.items():
+            writer.put((index_id, name), doc_id, entry, bool(embedders[name].get("binaryQuantized")))

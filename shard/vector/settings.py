@@ -1,0 +1,128 @@
+"""What a change of the ``embedders`` setting does to stored vectors (search.md §6.11).
+
+- a removed embedder drops its vectors;
+- an added one embeds every stored document (a ``userProvided`` one has nothing to embed: its
+  vectors come with later writes);
+- a change of what shapes embeddings (``regeneration_key``: source, model, revision, pooling, url,
+  request, OpenAI dimensions) regenerates every embedding that is not user-provided (a switch to
+  ``userProvided`` drops them, as nothing can regenerate them);
+- a change of ``documentTemplate`` / ``documentTemplateMaxBytes`` re-embeds only the documents whose
+  rendered text changed;
+- turning ``binaryQuantized`` on rewrites the stored embeddings as sign bits.
+
+Everything is embedded before anything is written, so a provider failure fails the settings task
+and leaves settings and vectors as they were.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+
+from shard.index.blocks import iter_values
+from shard.index.settings import Settings
+from shard.vector.embedders import USER_PROVIDED, regeneration_key
+from shard.vector.ingest import Embedding, render_text, searchable_names, template_config
+from shard.vector.storage import Entry, decode_entry, iter_entries, text_hash
+from shard.vector.writer import VectorWriter
+
+_TEMPLATE_FIELDS = ("documentTemplate", "documentTemplateMaxBytes")
+
+
+@dataclass
+class EmbedderChange:
+    """The vector writes a settings change makes, computed first and applied once settings are saved."""
+
+    writer: VectorWriter
+    index_id: int
+    dropped: list[str] = field(default_factory=list)
+    entries: list[tuple[str, int, Entry]] = field(default_factory=list)
+    """(embedder, doc id, entry) to store."""
+    removed: list[tuple[str, int]] = field(default_factory=list)
+    binary: set[str] = field(default_factory=set)
+
+    def apply(self) -> None:
+        for name in self.dropped:
+            self.writer.drop((self.index_id, name))
+        for name, doc_id in self.removed:
+            self.writer.delete((self.index_id, name), doc_id)
+        for name, doc_id, entry in self.entries:
+            self.writer.put((self.index_id, name), doc_id, entry, name in self.binary)
+
+
+def change_embedders(
+    writer: VectorWriter, index_id: int, index_uid: str, settings: Settings, embedding: Embedding
+) -> EmbedderChange:
+    before: dict[str, Any] = writer.embedders(index_id)
+    after: dict[str, Any] = settings.get("embedders") or {}
+    change = EmbedderChange(writer, index_id, dropped=[name for name in before if name not in after])
+    regenerate: dict[str, bool] = {}
+    """Embedders to go over every document with: True ignores the stored text hash."""
+    for name, config in after.items():
+        old = before.get(name)
+        if config.get("binaryQuantized"):
+            change.binary.add(name)
+        if old is not None and bool(config.get("binaryQuantized")) != bool(old.get("binaryQuantized")):
+            _requantize(writer, index_id, name, change)
+        if config.get("source") == USER_PROVIDED:
+            if old is not None and old.get("source") != USER_PROVIDED:
+                _drop_generated(writer, index_id, name, change)
+            continue
+        if old is None or regeneration_key(old) != regeneration_key(config):
+            regenerate[name] = True
+        elif any(template_config(old).get(f) != template_config(config).get(f) for f in _TEMPLATE_FIELDS):
+            regenerate[name] = False
+    if regenerate:
+        _embed_documents(writer, index_id, index_uid, settings, after, regenerate, embedding, change)
+    return change
+
+
+def _embed_documents(
+    writer: VectorWriter,
+    index_id: int,
+    index_uid: str,
+    settings: Settings,
+    embedders: dict[str, Any],
+    regenerate: dict[str, bool],
+    embedding: Embedding,
+    change: EmbedderChange,
+) -> None:
+    ctx = writer.ctx
+    ctx.documents.flush()
+    searchable = searchable_names(settings)
+    texts: dict[str, list[str]] = {name: [] for name in regenerate}
+    targets: dict[str, list[tuple[int, bytes]]] = {name: [] for name in regenerate}
+    for doc_id, value in iter_values(ctx.txn, ctx.env.documents, ctx.codec, index_id):
+        ctx.tick()
+        document = orjson.loads(value)
+        for name, everything in regenerate.items():
+            stored = writer.stored_header((index_id, name), doc_id)
+            if stored is not None and stored[1]:
+                continue  # user-provided: kept
+            text = render_text(index_uid, str(doc_id), embedders[name], document, searchable)
+            hashed = text_hash(text)
+            if not everything and stored is not None and stored[0] == hashed:
+                continue
+            texts[name].append(text)
+            targets[name].append((doc_id, hashed))
+    for name, pending in texts.items():
+        if not pending:
+            continue
+        vectors = embedding.embed(index_uid, name, embedders[name], pending)
+        for (doc_id, hashed), vector in zip(targets[name], vectors, strict=True):
+            change.entries.append((name, doc_id, Entry(vector.reshape(1, -1), False, hashed)))
+
+
+def _drop_generated(writer: VectorWriter, index_id: int, name: str, change: EmbedderChange) -> None:
+    for doc_id, value in iter_entries(writer.env, writer.txn, index_id, name):
+        if not decode_entry(value).user_provided:
+            change.removed.append((name, doc_id))
+
+
+def _requantize(writer: VectorWriter, index_id: int, name: str, change: EmbedderChange) -> None:
+    """Stored float embeddings rewritten as sign bits (``binaryQuantized`` cannot be turned off)."""
+    for doc_id, value in iter_entries(writer.env, writer.txn, index_id, name):
+        change.entries.append((name, doc_id, decode_entry(value)))
+    change.dropped.append(name)

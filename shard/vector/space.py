@@ -1,0 +1,179 @@
+"""One embedder's vectors in memory, searchable: the nearest documents to a query among allowed ones.
+
+Rows live in slots of one matrix (normalised float32, or packed sign bits for ``binaryQuantized``);
+``owners`` maps a slot to its document, ``slots`` a document to its rows (a document may hold several
+embeddings: it scores with its best one). Freed slots are reused.
+
+Search is exact (one matrix-vector product over the candidate rows) while the space is small or the
+allowed documents few; past ``APPROXIMATE_FROM`` rows an IVF index (faiss, inner product, built over
+the slots as ids, ``ann.py``) answers with an ``IDSelectorBitmap`` of the allowed slots, and its
+candidates are re-scored exactly. Similarity is the cosine of the query and the document's best
+vector; over sign bits it is ``1 - 2 * hamming / d``, also in [-1, 1].
+"""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+from pyroaring import BitMap
+
+from shard.vector.ann import ApproximateIndex
+from shard.vector.storage import Entry
+
+APPROXIMATE_FROM = 20_000
+"""Rows from which the IVF index answers (bench/vectors.py: exact search passes 10 ms p50 around
+there on the development machine)."""
+EXACT_SHARE = 0.02
+"""With an IVF index, allowed rows below this share of the space are scored exactly instead: the
+probed lists would hold too few of them."""
+
+Hits = list[tuple[int, float]]
+
+_POPCOUNT = np.array([bin(value).count("1") for value in range(256)], dtype=np.int32)
+
+
+class Space:
+    """Not thread-safe by itself: ``lock`` guards every read and change."""
+
+    def __init__(self, dimensions: int, binary: bool) -> None:
+        self.dimensions = dimensions
+        self.binary = binary
+        self.lock = threading.Lock()
+        width = (dimensions + 7) // 8 if binary else dimensions
+        self.rows = np.zeros((0, width), dtype=np.uint8 if binary else np.float32)
+        self.owners = np.zeros(0, dtype=np.int64)
+        self.used = 0
+        """Slots ever used (the high-water mark)."""
+        self.free: list[int] = []
+        self.slots: dict[int, list[int]] = {}
+        self.ann: ApproximateIndex | None = None
+        self._removed: list[int] = []
+        self._added: list[int] = []
+        """Slots changed since the IVF index last followed (``settle``): it removes in one scan."""
+
+    @property
+    def size(self) -> int:
+        """Rows holding an embedding."""
+        return self.used - len(self.free)
+
+    # --- changes -------------------------------------------------------------------------------------
+
+    def remove(self, doc_id: int) -> None:
+        slots = self.slots.pop(doc_id, None)
+        if not slots:
+            return
+        self.owners[slots] = -1
+        self.free.extend(slots)
+        self._removed.extend(slots)
+
+    def put(self, doc_id: int, entry: Entry) -> None:
+        """The document's rows become ``entry``'s (none when it holds no embedding)."""
+        self.remove(doc_id)
+        if entry.count == 0:
+            return
+        rows = self.prepare(entry.embeddings)
+        slots = [self._allocate() for _ in range(len(rows))]
+        self.rows[slots] = rows
+        self.owners[slots] = doc_id
+        self.slots[doc_id] = slots
+        self._added.extend(slots)
+
+    def prepare(self, embeddings: np.ndarray) -> np.ndarray:
+        """Rows as stored in memory: normalised (cosine is then an inner product), or sign bits."""
+        embeddings = np.asarray(embeddings, dtype=np.float32).reshape(-1, self.dimensions)
+        if self.binary:
+            return np.packbits(embeddings > 0, axis=1)
+        norms = np.linalg.norm(embeddings, axis=1, keepdims=True)
+        return embeddings / np.where(norms == 0, 1, norms)
+
+    def _allocate(self) -> int:
+        if self.free:
+            return self.free.pop()
+        if self.used == len(self.owners):
+            capacity = max(1024, 2 * self.used)
+            rows = np.zeros((capacity, self.rows.shape[1]), dtype=self.rows.dtype)
+            rows[: self.used] = self.rows[: self.used]
+            owners = np.full(capacity, -1, dtype=np.int64)
+            owners[: self.used] = self.owners[: self.used]
+            self.rows, self.owners = rows, owners
+        self.used += 1
+        return self.used - 1
+
+    def settle(self) -> None:
+        """Bring the IVF index up to the rows after a batch of changes: freed slots removed in one scan,
+        then the slots holding new rows added. It is built once the space is large, rebuilt when the
+        space grew 4 times past what it was trained on (its clusters would no longer fit the data), and
+        dropped when the space is small again."""
+        removed, added = self._removed, self._added
+        self._removed, self._added = [], []
+        if self.binary or self.size < APPROXIMATE_FROM:
+            self.ann = None
+        elif self.ann is None or self.size > 4 * self.ann.trained_on:
+            alive = np.flatnonzero(self.owners[: self.used] >= 0)
+            self.ann = ApproximateIndex.build(self.rows[alive], alive)
+        else:
+            self.ann.remove(removed)
+            fresh = sorted({slot for slot in added if self.owners[slot] >= 0})
+            if fresh:
+                self.ann.add(self.rows[fresh], fresh)
+
+    # --- search --------------------------------------------------------------------------------------
+
+    def nearest(self, query: np.ndarray, k: int, allowed: BitMap) -> Hits:
+        """Up to ``k`` ``(doc id, similarity)`` among ``allowed``, best first, ties by doc id."""
+        if k <= 0 or not allowed or self.size == 0:
+            return []
+        q = self.prepare(query)[0]
+        owners = self.owners[: self.used]
+        mask = _allowed_rows(owners, allowed)
+        count = int(np.count_nonzero(mask))
+        if count == 0:
+            return []
+        if self.ann is not None and count >= EXACT_SHARE * self.size:
+            found = self.ann.search(q, mask, owners, k)
+            if found is not None:
+                return found
+        candidates = np.flatnonzero(mask)
+        if count > self.used // 2:
+            # One product over every row and a mask is cheaper than copying most of them out.
+            return _best_documents(candidates, self._scores(q, self.rows[: self.used])[mask], owners, k)
+        return _best_documents(candidates, self._scores(q, self.rows[candidates]), owners, k)
+
+    def _scores(self, q: np.ndarray, matrix: np.ndarray) -> np.ndarray:
+        """Similarity of ``q`` (prepared) to each row of ``matrix``."""
+        if self.binary:
+            distances = _POPCOUNT[np.bitwise_xor(matrix, q)].sum(axis=1)
+            return (1.0 - 2.0 * distances / self.dimensions).astype(np.float32)
+        scores: np.ndarray = matrix @ q
+        return scores
+
+
+def _allowed_rows(owners: np.ndarray, allowed: BitMap) -> np.ndarray:
+    """Which rows belong to an allowed document (one lookup per row in a dense boolean table)."""
+    ids = np.frombuffer(allowed.to_array(), dtype=np.uint32)
+    table = np.zeros(max(int(ids[-1]), int(owners.max(initial=0))) + 2, dtype=bool)
+    table[ids] = True
+    mask: np.ndarray = table[owners]  # a freed row's owner is -1: the table's last cell, always False
+    return mask
+
+
+def _best_documents(rows: np.ndarray, scores: np.ndarray, owners: np.ndarray, k: int) -> Hits:
+    """The ``k`` best documents by their best row. Every row scoring at least the ``wanted``-th best is
+    kept (so a tie at the cut is not decided by the partition), then documents are ranked by score,
+    then id; too few distinct documents (several rows each) widen the cut."""
+    wanted = min(len(rows), 4 * k + 16)
+    while True:
+        if wanted < len(rows):
+            threshold = np.partition(scores, len(scores) - wanted)[len(scores) - wanted]
+            picked = np.flatnonzero(scores >= threshold)
+        else:
+            picked = np.arange(len(rows))
+        best: dict[int, float] = {}
+        for row, score in zip(owners[rows[picked]].tolist(), scores[picked].tolist(), strict=True):
+            if score > best.get(row, -np.inf):
+                best[row] = score
+        if len(best) >= k or wanted >= len(rows):
+            ranked = sorted(best.items(), key=lambda item: (-item[1], item[0]))[:k]
+            return [(doc, min(1.0, max(-1.0, score))) for doc, score in ranked]
+        wanted = min(len(rows), wanted * 4)
