@@ -256,10 +256,10 @@ class ShardService(shard_pb2_grpc.ShardServicer):
             FilterFeatures.from_params(query),
         )
         try:
-            vector = await asyncio.to_thread(self.store.document_vector, *args)
+            found = await asyncio.to_thread(self.store.document_vector, *args)
         except ApiError as error:
             return json_pb2.JsonReply(error_json=orjson.dumps(error.to_dict()))
-        return json_pb2.JsonReply(json=orjson.dumps({"vector": vector}, option=orjson.OPT_SERIALIZE_NUMPY))
+        return json_pb2.JsonReply(json=orjson.dumps(found))
 
 
 def _hits(entries: list[Entry]) -> tuple[bytes, list[bytes]]:

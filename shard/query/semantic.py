@@ -23,6 +23,7 @@ import numpy as np
 from pyroaring import BitMap
 
 from common.errors import ApiError
+from shard.index.env import StoreEnv, Txn
 from shard.index.settings import displayed_attributes
 from shard.query.context import SearchContext
 from shard.query.distinct import Distinct
@@ -33,6 +34,7 @@ from shard.query.ranking.coverage import Kept
 from shard.query.ranking.rules import DEFAULT_RULES, RELEVANCY_RULES, Bucket, Rule
 from shard.query.ranking.score import Rank
 from shard.query.ranking.sort import sort_rules
+from shard.vector import VectorStore, embedded, nearest
 
 if TYPE_CHECKING:
     from common.sort import SortCriterion
@@ -58,17 +60,32 @@ class VectorSpace(Protocol):
         ...
 
 
-EMPTY_SPACE_DOCS = BitMap()
+class StoredSpace:
+    """An embedder's vectors in a search's snapshot (``shard/vector``'s read seam)."""
+
+    def __init__(self, vectors: VectorStore, env: StoreEnv, txn: Txn, index_id: int, embedder: str) -> None:
+        self._vectors, self._env, self._txn = vectors, env, txn
+        self._index_id, self._embedder = index_id, embedder
+        self._embedded: BitMap | None = None
+
+    def nearest(self, query: np.ndarray, k: int, allowed: BitMap) -> list[tuple[int, float]]:
+        """Reads only the in-memory space (no snapshot), so it may run on the vector thread."""
+        return nearest(self._vectors, self._index_id, self._embedder, query, k, allowed)
+
+    def embedded(self) -> BitMap:
+        if self._embedded is None:
+            self._embedded = embedded(self._env, self._txn, self._index_id, self._embedder)
+        return self._embedded
 
 
 class NoVectors:
-    """An embedder this shard holds no vector for yet."""
+    """No vector store (a search run outside a shard store)."""
 
     def nearest(self, query: np.ndarray, k: int, allowed: BitMap) -> list[tuple[int, float]]:
         return []
 
     def embedded(self) -> BitMap:
-        return EMPTY_SPACE_DOCS
+        return BitMap()
 
 
 def similarities(cosines: Sequence[float], distribution: dict[str, float] | None) -> np.ndarray:
