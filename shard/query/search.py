@@ -178,12 +178,12 @@ def search(
     lap(steps, "rank")
     semantic_entries, union_count, union_facets = None, 0, None
     if semantic is not None:
-        semantic_ranked = leg.rank(wanted)
+        semantic_ranked = leg.rank(wanted, cap)
         lap(steps, "vector rank")
         semantic_entries = _entries(
             ctx, query, derivations, semantic_ranked, params, first_geo_point(criteria), leg.distinct
         )
-        union_count = len(leg.ranked_kept() | (universe - ranker.dropped()))
+        union_count = len(leg.kept() | (universe - ranker.dropped()))
         union_facets = facet_reply(ctx, leg.universe | BitMap(pinned), params)
     geo_point = first_geo_point(criteria)
     entries = _entries(ctx, query, derivations, ranked, params, geo_point, distinct)
@@ -268,7 +268,7 @@ def _semantic_only(
         remaining = leg.ranker.count(leg.universe - leg.distinct.docs_of(params["distinctValues"]), cap)
         lap(steps, "count distinct")
         return SearchResult([], remaining, cap)
-    ranked = leg.rank(wanted)
+    ranked = leg.rank(wanted, cap)
     candidates = leg.candidates
     if leg.distinct is not None and wanted == 0:
         candidates = leg.ranker.count(leg.universe, cap)

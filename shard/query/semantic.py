@@ -183,14 +183,18 @@ class VectorSortRule:
         self.missing = missing
 
     def buckets(self, ranker: Ranker, docs: BitMap, kept: Kept, typos: int | None) -> Iterator[Bucket]:
+        """Below ``rankingScoreThreshold`` (a similarity is the score) the rest is one bucket that
+        the ranker drops whole: no more neighbours are fetched, and counting stays cheap."""
         query = self.fetcher.query
+        threshold = ranker.threshold
         embedded = query.space.embedded()
+        without = docs - embedded if self.missing else BitMap()
         remaining = docs & embedded
         chunk = max(self.first_chunk, 1)
         while remaining:
             found = self.fetcher.nearest(remaining, chunk)
             if not found:
-                break
+                break  # documents the space cannot reach (never expected) go with those without vectors
             complete = len(found) < chunk or chunk >= len(remaining)
             ids = [doc_id for doc_id, _ in found]
             values = similarities([cosine for _, cosine in found], query.distribution)
@@ -200,23 +204,24 @@ class VectorSortRule:
                 end = int(np.searchsorted(-values, -values[-1], side="left"))
             start = 0
             while start < end:
-                value = values[start]
+                value = float(values[start])
+                if threshold is not None and value < threshold:
+                    yield Bucket(remaining | without, vector_rank(value), kept, typos)
+                    return
                 stop = start + 1
-                while stop < end and values[stop] == value:
+                while stop < end and values[stop] == values[start]:
                     stop += 1
                 group = BitMap(ids[start:stop])
                 remaining -= group
-                yield Bucket(group, vector_rank(float(value)), kept, typos)
+                yield Bucket(group, vector_rank(value), kept, typos)
                 start = stop
             if complete:
-                remaining = BitMap()
+                break
             chunk *= 4
         if self.missing:
-            without = docs - embedded
-            if remaining:
-                without |= remaining  # held vectors the space could not reach (never expected)
-            if without:
-                yield Bucket(without, vector_rank(None), kept, typos)
+            without |= remaining
+        if without:
+            yield Bucket(without, vector_rank(None), kept, typos)
 
     def floor(self, ranker: Ranker, kept: Kept) -> Rank:
         return vector_rank(None)
@@ -292,19 +297,20 @@ class SemanticLeg:
         if wanted > 0 and self.universe:
             self.fetcher.prefetch(self.universe & self.fetcher.query.space.embedded(), wanted + 1)
 
-    def rank(self, wanted: int) -> list[RankedDoc]:
-        """The best ``wanted`` documents; ``candidates`` then holds the count (search.md §1.5)."""
+    def rank(self, wanted: int, cap: int) -> list[RankedDoc]:
+        """The best ``wanted`` documents; ``candidates`` then holds the count (search.md §1.5). With a
+        threshold the count is every document reaching it (up to ``cap``, past which the rest count
+        whole): similarities come best first, so that costs the neighbours down to the threshold,
+        and the count does not depend on how far the page went, nor on the number of shards."""
         self._rule.first_chunk = wanted + 1
         try:
             outcome = self.ranker.rank(self.universe, wanted)
         finally:
             self.fetcher.drop()
         self.candidates = outcome.candidates
+        if self.ranker.threshold is not None:
+            self.candidates = self.ranker.count(self.universe, cap)
         return outcome.docs
-
-    def ranked_kept(self) -> BitMap:
-        """After ``rank``: the documents the threshold did not drop in the buckets explored."""
-        return self.universe - self.ranker.dropped
 
     def kept(self) -> BitMap:
         """Every document scoring at least the threshold (all without one)."""
