@@ -1,0 +1,189 @@
+"""Hybrid search (search.md §7.6): the keyword and vector legs fused, on 1 and 3 shards alike.
+
+The fixed expectations are the reference engine's answers on the same documents
+(``vector_support.py``); a seeded random index checks that 1 and 3 shards give the same hits in the
+same order, whatever the ratio, filter, sort, page or threshold.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from tests.integration.search_support import make_index
+from tests.integration.vector_support import (
+    APPLE,
+    APPLE_LATER,
+    EMBEDDER,
+    counts,
+    ids,
+    one_and_three,
+    post,
+    scores,
+    semantic,
+)
+from tests.support.cluster import RunningCluster
+
+INDEX = "hybrid"
+RANDOM = "random"
+WORDS = ["apple", "banana", "cherry", "red", "green", "blue", "sky", "car", "fast", "slow", "old", "new"]
+
+
+def _random_documents(count: int = 240, seed: int = 21) -> list[dict[str, Any]]:
+    rng = random.Random(seed)
+    docs = []
+    for number in range(count):
+        vector = [round(rng.uniform(-1, 1), 2) for _ in range(4)]
+        docs.append(
+            {
+                "id": number,
+                "title": " ".join(rng.choice(WORDS) for _ in range(rng.randint(1, 5))),
+                "group": rng.randint(0, 5),
+                "n": rng.randint(0, 30),
+                # Some documents share a vector: equal similarities tie by insertion order.
+                "_vectors": {EMBEDDER: None if number % 11 == 0 else vector if number % 7 else [1, 0, 0, 0]},
+            }
+        )
+    return docs
+
+
+RANDOM_SETTINGS: dict[str, Any] = {
+    "embedders": {EMBEDDER: {"source": "userProvided", "dimensions": 4}},
+    "filterableAttributes": ["group", "n"],
+    "sortableAttributes": ["n"],
+}
+
+
+@pytest.fixture(scope="module")
+def clusters() -> Iterator[list[RunningCluster]]:
+    with one_and_three(INDEX) as running:
+        for cluster in running:
+            make_index(cluster, RANDOM, _random_documents(), RANDOM_SETTINGS)
+        yield running
+
+
+@pytest.fixture(params=["1 shard", "3 shards"])
+def cluster(request: pytest.FixtureRequest, clusters: list[RunningCluster]) -> RunningCluster:
+    return clusters[0 if request.param == "1 shard" else 1]
+
+
+def search(cluster: RunningCluster, uid: str = INDEX, **params: Any) -> dict[str, Any]:
+    response = post(cluster, f"/indexes/{uid}/search", params)
+    assert response.status_code == 200, response.text
+    body: dict[str, Any] = response.json()
+    return body
+
+
+def hybrid(vector: list[float] | None = None, ratio: float = 0.5, **params: Any) -> dict[str, Any]:
+    query = semantic([0, 1, 0] if vector is None else vector, ratio, q="apple", **params)
+    return query
+
+
+def test_fusion_order_scores_and_counts(cluster: RunningCluster) -> None:
+    body = search(cluster, **hybrid(showRankingScore=True))
+    assert ids(body) == [3, 7, 1, 2, 5, 4, 6]
+    # Each hit shows its own score: similarity for the semantic ones, keyword score for the others.
+    assert scores(body) == pytest.approx([1.0, 1.0, APPLE, APPLE, APPLE_LATER, 0.5, 0.5])
+    assert counts(body) == {
+        "query": "apple",
+        "limit": 20,
+        "offset": 0,
+        "estimatedTotalHits": 7,
+        "semanticHitCount": 4,
+    }
+
+
+def test_keyword_hits_good_enough_skip_the_vector_leg(cluster: RunningCluster) -> None:
+    for ratio in (0.5, 0.1):
+        body = search(cluster, **hybrid(ratio=ratio, limit=1, retrieveVectors=True))
+        assert ids(body) == [1]
+        assert (body["estimatedTotalHits"], body["semanticHitCount"]) == (4, 0)
+        assert "queryVector" not in body
+    body = search(cluster, **hybrid(hitsPerPage=2))
+    assert ids(body) == [1, 2]
+    assert (body["totalHits"], body["semanticHitCount"]) == (4, 0)
+
+
+def test_semantic_hit_count_is_the_pages(cluster: RunningCluster) -> None:
+    body = search(cluster, **hybrid(limit=2, offset=2, retrieveVectors=True))
+    assert ids(body) == [1, 2]
+    assert (body["estimatedTotalHits"], body["semanticHitCount"]) == (7, 0)
+    assert body["queryVector"] == [0.0, 1.0, 0.0]
+
+
+def test_sort_values_compare_between_legs(cluster: RunningCluster) -> None:
+    """Equal weighted scores, then the sort value; a keyword hit with groups left passes its own
+    semantic twin."""
+    body = search(cluster, **hybrid(sort=["n:desc"], showRankingScoreDetails=True))
+    assert ids(body) == [7, 5, 3, 2, 1, 6, 4]
+    assert body["semanticHitCount"] == 3
+    assert "words" in body["hits"][0]["_rankingScoreDetails"]
+    assert list(body["hits"][2]["_rankingScoreDetails"]) == ["vectorSort", "n:desc"]
+
+
+def test_facets_follow_the_legs_used(cluster: RunningCluster) -> None:
+    body = search(cluster, **hybrid(facets=["color"]))
+    assert body["facetDistribution"] == {"color": {"blue": 1, "green": 1, "red": 3, "x": 2}}
+    body = search(cluster, **hybrid(facets=["color"], limit=1))
+    assert body["facetDistribution"] == {"color": {"green": 1, "red": 2, "x": 1}}
+
+
+def test_threshold_filter_and_distinct(cluster: RunningCluster) -> None:
+    body = search(cluster, **hybrid(rankingScoreThreshold=0.7))
+    assert ids(body) == [3, 7, 1, 2, 5]
+    assert (body["estimatedTotalHits"], body["semanticHitCount"]) == (5, 2)
+    body = search(cluster, **hybrid(rankingScoreThreshold=0.7, limit=2))
+    assert (ids(body), body["estimatedTotalHits"]) == ([1, 2], 4)
+    body = search(cluster, **hybrid(filter="color = red"))
+    assert ids(body) == [1, 5, 4]
+    assert (body["estimatedTotalHits"], body["semanticHitCount"]) == (3, 1)
+    body = search(cluster, **hybrid(distinct="color"))
+    assert ids(body) == [3, 7, 1, 2]
+    assert (body["estimatedTotalHits"], body["semanticHitCount"]) == (4, 2)
+
+
+def test_semantic_hits_are_highlighted_with_the_query(cluster: RunningCluster) -> None:
+    body = search(cluster, **hybrid(attributesToHighlight=["title"], showMatchesPosition=True, limit=3))
+    formatted = [hit["_formatted"]["title"] for hit in body["hits"]]
+    assert formatted == ["blue sky", "two vectors <em>apple</em>", "red <em>apple</em>"]
+    assert body["hits"][1]["_matchesPosition"] == {"title": [{"start": 12, "length": 5}]}
+
+
+def test_embedding_failure_falls_back_to_keywords(cluster: RunningCluster) -> None:
+    """A ``userProvided`` embedder cannot embed the text: the keyword answer, ``semanticHitCount: 0``."""
+    body = search(cluster, q="apple", hybrid={"embedder": EMBEDDER}, showRankingScore=True)
+    assert ids(body) == [1, 2, 5, 7]
+    assert (body["estimatedTotalHits"], body["semanticHitCount"]) == (4, 0)
+    body = search(cluster, q="apple", hybrid={"embedder": EMBEDDER, "semanticRatio": 0.0})
+    assert "semanticHitCount" not in body
+
+
+def _pages(cluster: RunningCluster, query: dict[str, Any]) -> tuple[list[Any], ...]:
+    body = search(cluster, RANDOM, **query, showRankingScore=True)
+    return ids(body), scores(body), body.get("estimatedTotalHits"), body.get("semanticHitCount")
+
+
+def test_one_and_three_shards_agree(clusters: list[RunningCluster]) -> None:
+    rng = random.Random(7)
+    queries = []
+    for _ in range(40):
+        query: dict[str, Any] = {
+            "q": " ".join(rng.choice(WORDS) for _ in range(rng.randint(1, 3))),
+            "vector": [round(rng.uniform(-1, 1), 2) for _ in range(4)],
+            "hybrid": {"embedder": EMBEDDER, "semanticRatio": rng.choice([0.2, 0.5, 0.8, 1.0])},
+            "limit": rng.choice([5, 20, 50]),
+            "offset": rng.choice([0, 0, 3]),
+        }
+        if rng.random() < 0.3:
+            query["filter"] = f"group != {rng.randint(0, 5)}"
+        if rng.random() < 0.3:
+            query["sort"] = [rng.choice(["n:asc", "n:desc"])]
+        if rng.random() < 0.2:
+            query["rankingScoreThreshold"] = rng.choice([0.3, 0.6])
+        queries.append(query)
+    one, three = clusters
+    for query in queries:
+        assert _pages(one, query) == _pages(three, query), query
