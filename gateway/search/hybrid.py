@@ -57,6 +57,12 @@ def keyword_params(params: dict[str, Any]) -> dict[str, Any]:
     return {name: value for name, value in params.items() if name not in ("hybrid", "vector", "media")}
 
 
+def is_semantic_only(params: dict[str, Any]) -> bool:
+    """A semantic or hybrid search whose keyword leg does not run: ``semanticRatio`` 1, or no text."""
+    ratio = (params.get("hybrid") or {}).get("semanticRatio", DEFAULT_SEMANTIC_RATIO)
+    return bool(ratio == 1.0 or not (params.get("q") or "").strip())
+
+
 async def vector_query(app: Sanic, uid: str, params: dict[str, Any]) -> VectorQuery | None:
     """What the shards need for the vector leg; None for a keyword search, or for a hybrid one whose
     text could not be embedded (step 3). Raises the contract's errors: an unknown embedder, an index
@@ -65,7 +71,7 @@ async def vector_query(app: Sanic, uid: str, params: dict[str, Any]) -> VectorQu
     if hybrid is None:
         return None
     ratio = hybrid.get("semanticRatio", DEFAULT_SEMANTIC_RATIO)
-    semantic_only = ratio == 1.0 or not (params.get("q") or "").strip()
+    semantic_only = is_semantic_only(params)
     vector = params.get("vector")
     if vector is None:
         text = params.get("q") or ""

@@ -367,8 +367,15 @@ def render_hit(entry: RankedHit, params: dict[str, Any]) -> dict[str, Any] | orj
 def hit_object(entry: RankedHit, params: dict[str, Any]) -> dict[str, Any]:
     """The hit parsed, with the score fields the query asked for (for responses that add fields)."""
     hit: dict[str, Any] = orjson.loads(entry.hit_json)
-    if params.get("showRankingScore"):
-        hit["_rankingScore"] = entry.score
-    if params.get("showRankingScoreDetails"):
-        hit["_rankingScoreDetails"] = entry.details
+    hit.update(score_fields(entry, params))
     return hit
+
+
+def score_fields(entry: RankedHit, params: dict[str, Any]) -> dict[str, Any]:
+    """``_rankingScore`` and ``_rankingScoreDetails``, as far as the query asked for them."""
+    fields: dict[str, Any] = {}
+    if params.get("showRankingScore"):
+        fields["_rankingScore"] = entry.score
+    if params.get("showRankingScoreDetails"):
+        fields["_rankingScoreDetails"] = entry.details
+    return fields

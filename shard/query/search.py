@@ -95,7 +95,11 @@ def search(
     """``cached``: the shard's record cache and its generation when ``txn`` began; ``steps``: timed
     when the query asked for ``showPerformanceDetails``; ``shards``: how many shards hold the index;
     ``vectors``: the shard's vector spaces (semantic and hybrid searches)."""
-    semantic = query_vector(settings, params, lambda name: _space(vectors, index_id, name))
+
+    def space_of(name: str) -> VectorSpace:
+        return NoVectors() if vectors is None else vectors(index_id, name)
+
+    semantic = query_vector(settings, params, space_of)
 
     def context() -> SearchContext:
         state = load_state(env, txn, index_id)
@@ -105,7 +109,8 @@ def search(
 
     def union(queries: list[dict[str, Any]], scored: bool) -> BitMap:
         """The union of several queries' candidates, each query in its own context."""
-        return BitMap.union(BitMap(), *(_candidates(context(), {**params, **sub}, scored) for sub in queries))
+        subs = ({**params, **sub} for sub in queries)
+        return BitMap.union(BitMap(), *(_candidates(context(), sub, scored, space_of) for sub in subs))
 
     ctx = context()
     if params.get("facetUnion") is not None:
@@ -209,26 +214,33 @@ def search(
     )
 
 
-def _candidates(ctx: SearchContext, params: dict[str, Any], scored: bool) -> BitMap:
+def _candidates(
+    ctx: SearchContext, params: dict[str, Any], scored: bool, space_of: Callable[[str], VectorSpace]
+) -> BitMap:
     """One query's candidates, as its search facets them before ranking; ``scored``: only those that
-    reach its ``rankingScoreThreshold``, as its search counts them."""
+    reach its ``rankingScoreThreshold``, as its search counts them. A query whose vector leg took
+    part (the gateway sends its ``vector``) adds the documents that leg keeps."""
     ctx.restrict_to(params.get("attributesToSearchOn"))
     locales = tuple(params.get("locales") or ())
     query = parse_query(ctx.analyzer, params.get("q"), locales)
-    excluded = _excluded(ctx, query) | filtered_out(ctx, params)
+    unfiltered = filtered_out(ctx, params)
+    semantic = query_vector(ctx.settings, params, space_of)
+    found = BitMap()
+    if semantic is not None:
+        threshold = params.get("rankingScoreThreshold") if scored else None
+        found = SemanticLeg(ctx, semantic, unfiltered, threshold=threshold).kept()
+        if params.get("semanticOnly"):
+            return found
+    excluded = _excluded(ctx, query) | unfiltered
     if query.placeholder:
-        return ctx.state.live - excluded
+        return found | (ctx.state.live - excluded)
     derivations = derive(ctx, query, _query_language(ctx, params.get("q"), locales))
     strategy = params.get("matchingStrategy", "last")
     threshold = params.get("rankingScoreThreshold") if scored else None
     ranker = TieredRanker(
         ctx, query, derivations, strategy=strategy, threshold=threshold, term_counts=params.get("termCounts")
     )
-    return ranker.kept(ranker.universe() - excluded)
-
-
-def _space(vectors: VectorLookup | None, index_id: int, embedder: str) -> VectorSpace:
-    return NoVectors() if vectors is None else vectors(index_id, embedder)
+    return found | ranker.kept(ranker.universe() - excluded)
 
 
 def _semantic_leg(
