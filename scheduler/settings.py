@@ -75,6 +75,16 @@ async def run_settings_batch(
     counts = await dispatch([list(operations) for _ in range(shard_count)]) if operations else {}
     for task_uid in clears:
         results[task_uid] = Outcome(SUCCEEDED, counts.get(str(task_uid), {"deletedDocuments": 0}))
+    refused = counts.get(str(last_applied), {}).get("error") if last_applied is not None else None
+    if refused is not None:
+        # A shard could not apply them (an embedder failed to embed the documents): the merged
+        # settings of every task fail together, and the catalog keeps the index's settings.
+        for task_uid, done in results.items():
+            if done.status == SUCCEEDED and task_uid not in clears:
+                results[task_uid] = Outcome(FAILED, error=refused)
+        settings = index.get("settings", {}) if index is not None else {}
+        if index is None or not clears:
+            return results, []
     if last_applied is None and not clears:
         return results, []
     now = now_ns()

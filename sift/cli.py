@@ -43,9 +43,12 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         serve_gateway(config)
     elif subcommand == "shard":
+        from common.outbound import AllowedNetworks
+        from shard.embedding import configure_outbound
         from shard.server import serve as serve_shard
 
         assert shard_id is not None
+        configure_outbound(AllowedNetworks.from_option(config.experimental_allowed_ip_networks))
         cache_budget = config.read_cache_size // config.shards
         embedding_cache = config.experimental_embedding_cache_entries
         _run_async(serve_shard(layout, shard_id, cache_budget, config.shards, embedding_cache))

@@ -7,6 +7,9 @@ from typing import Any
 import numpy as np
 
 from common.errors import ApiError
+from shard.embedding import EmbeddingError, embedder_for, regeneration_key
+
+__all__ = ["USER_PROVIDED", "ShardEmbedding", "regeneration_key"]
 
 USER_PROVIDED = "userProvided"
 
@@ -17,13 +20,12 @@ class ShardEmbedding:
     def dimensions(self, config: dict[str, Any]) -> int:
         if config.get("source") == USER_PROVIDED:
             return int(config["dimensions"])
-        from shard.embedding import embedder_for
-
-        return embedder_for(config, side="indexing").dimensions
+        try:
+            return embedder_for(config, side="indexing").dimensions
+        except EmbeddingError as error:
+            raise ApiError("vector_embedding_error", error.message) from None
 
     def embed(self, index_uid: str, name: str, config: dict[str, Any], texts: list[str]) -> np.ndarray:
-        from shard.embedding import EmbeddingError, embedder_for
-
         try:
             return embedder_for(config, side="indexing").embed_documents(texts)
         except EmbeddingError as error:
@@ -31,10 +33,3 @@ class ShardEmbedding:
                 "vector_embedding_error",
                 f"Index `{index_uid}`: While embedding documents for embedder `{name}`: {error.message}",
             ) from None
-
-
-def regeneration_key(config: dict[str, Any]) -> str:
-    """Changes iff every stored embedding of the embedder must be regenerated (``shard.embedding``)."""
-    from shard.embedding import regeneration_key as key
-
-    return key(config)

@@ -12,7 +12,6 @@ belong to the space's current life (older than its base, after a wipe) is ignore
 
 from __future__ import annotations
 
-import logging
 import threading
 import time
 from dataclasses import dataclass, field
@@ -20,6 +19,7 @@ from pathlib import Path
 
 from pyroaring import BitMap
 
+from common.logging import get_logger
 from shard.index.env import StoreEnv, Txn
 from shard.vector import checkpoint
 from shard.vector.space import Space
@@ -34,7 +34,7 @@ from shard.vector.storage import (
     trim_journal,
 )
 
-log = logging.getLogger(__name__)
+log = get_logger(__name__)
 
 SpaceId = tuple[int, str]
 """(internal index id, embedder name)"""
@@ -90,15 +90,15 @@ class VectorStore:
                 started = time.perf_counter()
                 loaded = self._load(env, txn, key, record)
                 self._spaces[key] = loaded
+                replayed = self.loaded_from_checkpoint.get(key)
                 log.info(
-                    "vector space %s/%s: %d rows in %.3f s (%s)",
-                    index_id,
-                    embedder,
-                    loaded.space.size,
-                    time.perf_counter() - started,
-                    "rebuilt from LMDB"
-                    if key not in self.loaded_from_checkpoint
-                    else f"checkpoint + {self.loaded_from_checkpoint[key]} journaled documents",
+                    "vector space opened",
+                    index=index_id,
+                    embedder=embedder,
+                    rows=loaded.space.size,
+                    seconds=round(time.perf_counter() - started, 3),
+                    source="rebuilt from LMDB" if replayed is None else "checkpoint",
+                    journaled=replayed,
                 )
         checkpoint.discard_others(self.directory, known)
 
