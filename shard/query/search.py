@@ -18,7 +18,6 @@ from pyroaring import BitMap
 from common.documents.projection import VECTORS, select_attributes, vectors_field, without_vectors
 from common.settings.pagination import capped_window, max_total_hits
 from common.timing import Steps, lap
-from shard.analysis import iso639_3
 from shard.geo.points import geo_distance
 from shard.highlight import NO_MATCH, FormatOptions, HitFormatter, QueryMatcher
 from shard.index.codec import DocumentCodec
@@ -27,10 +26,10 @@ from shard.index.read_cache import CacheRef
 from shard.index.sequence import read_sequences
 from shard.index.settings import Settings, displayed_attributes
 from shard.index.state import load_state
+from shard.query.candidates import negated_documents, query_candidates, query_language
 from shard.query.context import SearchContext
 from shard.query.derivations import Derivations, derive
 from shard.query.distinct import Distinct, distinct_attribute
-from shard.query.docsets import phrase_docs, word_docs
 from shard.query.facet_reply import facet_reply
 from shard.query.highlighting import DerivationMatcher
 from shard.query.parse import ParsedQuery, parse_query
@@ -110,7 +109,7 @@ def search(
     def union(queries: list[dict[str, Any]], scored: bool) -> BitMap:
         """The union of several queries' candidates, each query in its own context."""
         subs = ({**params, **sub} for sub in queries)
-        return BitMap.union(BitMap(), *(_candidates(context(), sub, scored, space_of) for sub in subs))
+        return BitMap.union(BitMap(), *(query_candidates(context(), sub, scored, space_of) for sub in subs))
 
     ctx = context()
     if params.get("facetUnion") is not None:
@@ -130,7 +129,7 @@ def search(
     query = parse_query(ctx.analyzer, params.get("q"), locales)
     cap = max_total_hits(settings)
     wanted = sum(capped_window(params.get("offset", 0), params.get("limit", 20), cap))
-    derivations = derive(ctx, query, _query_language(ctx, params.get("q"), locales))
+    derivations = derive(ctx, query, query_language(ctx, params.get("q"), locales))
     lap(steps, "resolve query")
     if params.get("countTerms"):
         counts = count_terms(ctx, query, derivations)
@@ -138,7 +137,7 @@ def search(
         return SearchResult([], 0, cap, counts)
     unfiltered = filtered_out(ctx, params)
     pinned = pinned_documents(ctx, params, unfiltered)
-    excluded = _excluded(ctx, query) | unfiltered | BitMap(pinned)
+    excluded = negated_documents(ctx, query) | unfiltered | BitMap(pinned)
     lap(steps, "filter")
     criteria = query_sort(ctx, params.get("sort"))
     distinct_field = distinct_attribute(ctx, params)
@@ -214,35 +213,6 @@ def search(
     )
 
 
-def _candidates(
-    ctx: SearchContext, params: dict[str, Any], scored: bool, space_of: Callable[[str], VectorSpace]
-) -> BitMap:
-    """One query's candidates, as its search facets them before ranking; ``scored``: only those that
-    reach its ``rankingScoreThreshold``, as its search counts them. A query whose vector leg took
-    part (the gateway sends its ``vector``) adds the documents that leg keeps."""
-    ctx.restrict_to(params.get("attributesToSearchOn"))
-    locales = tuple(params.get("locales") or ())
-    query = parse_query(ctx.analyzer, params.get("q"), locales)
-    unfiltered = filtered_out(ctx, params)
-    semantic = query_vector(ctx.settings, params, space_of)
-    found = BitMap()
-    if semantic is not None:
-        threshold = params.get("rankingScoreThreshold") if scored else None
-        found = SemanticLeg(ctx, semantic, unfiltered, threshold=threshold).kept()
-        if params.get("semanticOnly"):
-            return found
-    excluded = _excluded(ctx, query) | unfiltered
-    if query.placeholder:
-        return found | (ctx.state.live - excluded)
-    derivations = derive(ctx, query, _query_language(ctx, params.get("q"), locales))
-    strategy = params.get("matchingStrategy", "last")
-    threshold = params.get("rankingScoreThreshold") if scored else None
-    ranker = TieredRanker(
-        ctx, query, derivations, strategy=strategy, threshold=threshold, term_counts=params.get("termCounts")
-    )
-    return found | ranker.kept(ranker.universe() - excluded)
-
-
 def _semantic_leg(
     ctx: SearchContext,
     semantic: QueryVector,
@@ -312,25 +282,6 @@ def _first(docs: BitMap, count: int) -> list[int]:
     if count >= len(docs):
         return list(docs)
     return list(docs[:count])
-
-
-def _excluded(ctx: SearchContext, query: ParsedQuery) -> BitMap:
-    excluded = BitMap()
-    for word in query.negated_words:
-        excluded |= word_docs(ctx, word)
-    for words in query.negated_phrases:
-        excluded |= phrase_docs(ctx, words, ctx.allowed_fields)
-    return excluded
-
-
-def _query_language(ctx: SearchContext, q: str | None, locales: tuple[str, ...]) -> str:
-    """The stemming language of the query: its locales, else detection, else the index's main one."""
-    if locales:
-        return iso639_3(locales[0])
-    detected = ctx.analyzer.detect_language(q) if q and len(q) >= 20 else None
-    if detected is not None:
-        return detected
-    return ctx.state.main_language()
 
 
 def _entries(
