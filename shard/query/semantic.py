@@ -121,7 +121,13 @@ def query_vector(
 ) -> QueryVector | None:
     """What a semantic or hybrid search (``hybrid`` and the ``vector`` the gateway sends, given or
     embedded) ranks with; None for a keyword search. The embedder must exist and the vector have its
-    dimensions (search.md §1.3, the errors of §1.9)."""
+    dimensions (search.md §1.3, the errors of §1.9); a facet search only checks them
+    (``embedderCheck``: it counts every document the filter keeps, search.md §3.1)."""
+    check = params.get("embedderCheck")
+    if check is not None:
+        config = embedder_settings(settings, check["embedder"], "invalid_search_embedder")
+        if check.get("vector") is not None:
+            check_dimensions(check["vector"], expected_dimensions(config))
     hybrid, vector = params.get("hybrid"), params.get("vector")
     if hybrid is None or vector is None:
         return None

@@ -187,3 +187,28 @@ def test_one_and_three_shards_agree(clusters: list[RunningCluster]) -> None:
     one, three = clusters
     for query in queries:
         assert _pages(one, query) == _pages(three, query), query
+
+
+def test_facet_search_counts_every_filtered_document(cluster: RunningCluster) -> None:
+    """search.md §3.1: hybrid or semantic, every document the filter keeps counts (nothing is
+    embedded: a userProvided embedder needs no vector here), the embedder and vector checked."""
+    path = f"/indexes/{INDEX}/facet-search"
+
+    def facet_hits(**body: Any) -> Any:
+        response = post(cluster, path, {"facetName": "color", "q": "apple", **body})
+        assert response.status_code == 200, response.text
+        return {hit["value"]: hit["count"] for hit in response.json()["facetHits"]}
+
+    everything = {"blue": 1, "green": 1, "red": 3, "x": 2}
+    assert facet_hits() == {"green": 1, "red": 2, "x": 1}
+    assert facet_hits(hybrid={"embedder": EMBEDDER}, vector=[0, 1, 0]) == everything
+    assert facet_hits(hybrid={"embedder": EMBEDDER, "semanticRatio": 1.0}, vector=[0, 1, 0]) == everything
+    assert facet_hits(hybrid={"embedder": EMBEDDER}) == everything
+    assert facet_hits(hybrid={"embedder": EMBEDDER}, rankingScoreThreshold=0.7) == everything
+    assert facet_hits(hybrid={"embedder": EMBEDDER}, filter="n > 2") == {"blue": 1, "red": 2, "x": 2}
+    response = post(cluster, path, {"facetName": "color", "q": "apple", "hybrid": {"embedder": "zz"}})
+    assert (response.status_code, response.json()["code"]) == (400, "invalid_search_embedder")
+    response = post(
+        cluster, path, {"facetName": "color", "q": "a", "hybrid": {"embedder": EMBEDDER}, "vector": [0, 1]}
+    )
+    assert response.json()["message"] == "Invalid vector dimensions: expected: `3`, found: `2`."
