@@ -23,7 +23,7 @@ from gateway.auth.requests import access_of
 from gateway.http.requests import checked_index_uid, json_body, parse_query
 from gateway.http.responses import json_response
 from gateway.search.details import add_details, permitted
-from gateway.search.params import DEFAULT_LIMIT, query_filter
+from gateway.search.params import DEFAULT_LIMIT, query_filter, query_ratio
 from gateway.search.queue import search_slot
 from gateway.search.response import processing_ms
 from gateway.search.runner import IndexSearch, render_hit, search_index
@@ -95,21 +95,9 @@ async def similar_with_get(request: Request, index_uid: str) -> HTTPResponse:
         params["filter"] = query_filter(params["filter"])
     threshold = params.pop("rankingScoreThreshold", None)
     if threshold is not None:
-        params["rankingScoreThreshold"] = _query_threshold(threshold)
+        code = "invalid_similar_ranking_score_threshold"
+        params["rankingScoreThreshold"] = query_ratio(threshold, "rankingScoreThreshold", code)
     return await _similar(request, uid, params)
-
-
-def _query_threshold(raw: str) -> float:
-    try:
-        value = float(raw)
-    except ValueError:
-        value = -1.0
-    if not 0.0 <= value <= 1.0:
-        raise ApiError(
-            "invalid_similar_ranking_score_threshold",
-            f"Invalid value in parameter `rankingScoreThreshold`: {_THRESHOLD_PROBLEM}",
-        )
-    return value
 
 
 def target_id(value: Any) -> str:

@@ -215,3 +215,20 @@ def test_get_route(cluster: RunningCluster) -> None:
     body = httpx.get(f"{cluster.url}/indexes/{INDEX}/search", params=params).json()
     assert ids(body) == [1, 2]
     assert body["semanticHitCount"] == 2
+
+
+def test_get_parameter_errors(cluster: RunningCluster) -> None:
+    """As the reference answers: a vector item that is no number, empty items skipped, a ratio that
+    is no number told it is out of range."""
+    url = f"{cluster.url}/indexes/{INDEX}/search"
+    response = httpx.get(url, params={"vector": "1,x,0", "hybridEmbedder": EMBEDDER})
+    _error(response, "invalid_search_vector", "Invalid value in parameter `vector`: invalid float literal")
+    response = httpx.get(url, params={"vector": "1,,0", "hybridEmbedder": EMBEDDER})
+    _error(response, "invalid_vector_dimensions", "Invalid vector dimensions: expected: `3`, found: `2`.")
+    response = httpx.get(url, params={"q": "a", "hybridEmbedder": EMBEDDER, "hybridSemanticRatio": "x"})
+    _error(
+        response,
+        "invalid_search_semantic_ratio",
+        "Invalid value in parameter `hybridSemanticRatio`: the value of `semanticRatio` is invalid,"
+        " expected a float between `0.0` and `1.0`.",
+    )
