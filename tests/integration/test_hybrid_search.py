@@ -13,17 +13,23 @@ from typing import Any
 
 import pytest
 
-from tests.integration.search_support import make_index
+from tests.integration.search_support import (
+    ids,
+    make_index,
+    one_and_three_shards,
+    search,
+)
 from tests.integration.vector_support import (
     APPLE,
     APPLE_LATER,
+    DOCS,
     EMBEDDER,
+    SETTINGS,
     counts,
-    ids,
-    one_and_three,
     post,
     scores,
     semantic,
+    shard_count_cluster,  # noqa: F401 (the `cluster` fixture)
 )
 from tests.support.cluster import RunningCluster
 
@@ -58,23 +64,11 @@ RANDOM_SETTINGS: dict[str, Any] = {
 
 
 @pytest.fixture(scope="module")
-def clusters() -> Iterator[list[RunningCluster]]:
-    with one_and_three(INDEX) as running:
+def clusters() -> Iterator[tuple[RunningCluster, RunningCluster]]:
+    with one_and_three_shards(INDEX, DOCS, SETTINGS) as running:
         for cluster in running:
             make_index(cluster, RANDOM, _random_documents(), RANDOM_SETTINGS)
         yield running
-
-
-@pytest.fixture(params=["1 shard", "3 shards"])
-def cluster(request: pytest.FixtureRequest, clusters: list[RunningCluster]) -> RunningCluster:
-    return clusters[0 if request.param == "1 shard" else 1]
-
-
-def search(cluster: RunningCluster, uid: str = INDEX, **params: Any) -> dict[str, Any]:
-    response = post(cluster, f"/indexes/{uid}/search", params)
-    assert response.status_code == 200, response.text
-    body: dict[str, Any] = response.json()
-    return body
 
 
 def hybrid(vector: list[float] | None = None, ratio: float = 0.5, **params: Any) -> dict[str, Any]:
@@ -83,7 +77,7 @@ def hybrid(vector: list[float] | None = None, ratio: float = 0.5, **params: Any)
 
 
 def test_fusion_order_scores_and_counts(cluster: RunningCluster) -> None:
-    body = search(cluster, **hybrid(showRankingScore=True))
+    body = search(cluster, INDEX, **hybrid(showRankingScore=True))
     assert ids(body) == [3, 7, 1, 2, 5, 4, 6]
     # Each hit shows its own score: similarity for the semantic ones, keyword score for the others.
     assert scores(body) == pytest.approx([1.0, 1.0, APPLE, APPLE, APPLE_LATER, 0.5, 0.5])
@@ -98,17 +92,17 @@ def test_fusion_order_scores_and_counts(cluster: RunningCluster) -> None:
 
 def test_keyword_hits_good_enough_skip_the_vector_leg(cluster: RunningCluster) -> None:
     for ratio in (0.5, 0.1):
-        body = search(cluster, **hybrid(ratio=ratio, limit=1, retrieveVectors=True))
+        body = search(cluster, INDEX, **hybrid(ratio=ratio, limit=1, retrieveVectors=True))
         assert ids(body) == [1]
         assert (body["estimatedTotalHits"], body["semanticHitCount"]) == (4, 0)
         assert "queryVector" not in body
-    body = search(cluster, **hybrid(hitsPerPage=2))
+    body = search(cluster, INDEX, **hybrid(hitsPerPage=2))
     assert ids(body) == [1, 2]
     assert (body["totalHits"], body["semanticHitCount"]) == (4, 0)
 
 
 def test_semantic_hit_count_is_the_pages(cluster: RunningCluster) -> None:
-    body = search(cluster, **hybrid(limit=2, offset=2, retrieveVectors=True))
+    body = search(cluster, INDEX, **hybrid(limit=2, offset=2, retrieveVectors=True))
     assert ids(body) == [1, 2]
     assert (body["estimatedTotalHits"], body["semanticHitCount"]) == (7, 0)
     assert body["queryVector"] == [0.0, 1.0, 0.0]
@@ -117,7 +111,7 @@ def test_semantic_hit_count_is_the_pages(cluster: RunningCluster) -> None:
 def test_sort_values_compare_between_legs(cluster: RunningCluster) -> None:
     """Equal weighted scores, then the sort value; a keyword hit with groups left passes its own
     semantic twin."""
-    body = search(cluster, **hybrid(sort=["n:desc"], showRankingScoreDetails=True))
+    body = search(cluster, INDEX, **hybrid(sort=["n:desc"], showRankingScoreDetails=True))
     assert ids(body) == [7, 5, 3, 2, 1, 6, 4]
     assert body["semanticHitCount"] == 3
     assert "words" in body["hits"][0]["_rankingScoreDetails"]
@@ -125,28 +119,30 @@ def test_sort_values_compare_between_legs(cluster: RunningCluster) -> None:
 
 
 def test_facets_follow_the_legs_used(cluster: RunningCluster) -> None:
-    body = search(cluster, **hybrid(facets=["color"]))
+    body = search(cluster, INDEX, **hybrid(facets=["color"]))
     assert body["facetDistribution"] == {"color": {"blue": 1, "green": 1, "red": 3, "x": 2}}
-    body = search(cluster, **hybrid(facets=["color"], limit=1))
+    body = search(cluster, INDEX, **hybrid(facets=["color"], limit=1))
     assert body["facetDistribution"] == {"color": {"green": 1, "red": 2, "x": 1}}
 
 
 def test_threshold_filter_and_distinct(cluster: RunningCluster) -> None:
-    body = search(cluster, **hybrid(rankingScoreThreshold=0.7))
+    body = search(cluster, INDEX, **hybrid(rankingScoreThreshold=0.7))
     assert ids(body) == [3, 7, 1, 2, 5]
     assert (body["estimatedTotalHits"], body["semanticHitCount"]) == (5, 2)
-    body = search(cluster, **hybrid(rankingScoreThreshold=0.7, limit=2))
+    body = search(cluster, INDEX, **hybrid(rankingScoreThreshold=0.7, limit=2))
     assert (ids(body), body["estimatedTotalHits"]) == ([1, 2], 4)
-    body = search(cluster, **hybrid(filter="color = red"))
+    body = search(cluster, INDEX, **hybrid(filter="color = red"))
     assert ids(body) == [1, 5, 4]
     assert (body["estimatedTotalHits"], body["semanticHitCount"]) == (3, 1)
-    body = search(cluster, **hybrid(distinct="color"))
+    body = search(cluster, INDEX, **hybrid(distinct="color"))
     assert ids(body) == [3, 7, 1, 2]
     assert (body["estimatedTotalHits"], body["semanticHitCount"]) == (4, 2)
 
 
 def test_semantic_hits_are_highlighted_with_the_query(cluster: RunningCluster) -> None:
-    body = search(cluster, **hybrid(attributesToHighlight=["title"], showMatchesPosition=True, limit=3))
+    body = search(
+        cluster, INDEX, **hybrid(attributesToHighlight=["title"], showMatchesPosition=True, limit=3)
+    )
     formatted = [hit["_formatted"]["title"] for hit in body["hits"]]
     assert formatted == ["blue sky", "two vectors <em>apple</em>", "red <em>apple</em>"]
     assert body["hits"][1]["_matchesPosition"] == {"title": [{"start": 12, "length": 5}]}
@@ -154,19 +150,19 @@ def test_semantic_hits_are_highlighted_with_the_query(cluster: RunningCluster) -
 
 def test_embedding_failure_falls_back_to_keywords(cluster: RunningCluster) -> None:
     """A ``userProvided`` embedder cannot embed the text: the keyword answer, ``semanticHitCount: 0``."""
-    body = search(cluster, q="apple", hybrid={"embedder": EMBEDDER}, showRankingScore=True)
+    body = search(cluster, INDEX, q="apple", hybrid={"embedder": EMBEDDER}, showRankingScore=True)
     assert ids(body) == [1, 2, 5, 7]
     assert (body["estimatedTotalHits"], body["semanticHitCount"]) == (4, 0)
-    body = search(cluster, q="apple", hybrid={"embedder": EMBEDDER, "semanticRatio": 0.0})
+    body = search(cluster, INDEX, q="apple", hybrid={"embedder": EMBEDDER, "semanticRatio": 0.0})
     assert "semanticHitCount" not in body
 
 
-def _pages(cluster: RunningCluster, query: dict[str, Any]) -> tuple[list[Any], ...]:
+def _pages(cluster: RunningCluster, query: dict[str, Any]) -> tuple[Any, ...]:
     body = search(cluster, RANDOM, **query, showRankingScore=True)
     return ids(body), scores(body), body.get("estimatedTotalHits"), body.get("semanticHitCount")
 
 
-def test_one_and_three_shards_agree(clusters: list[RunningCluster]) -> None:
+def test_one_and_three_shards_agree(clusters: tuple[RunningCluster, RunningCluster]) -> None:
     rng = random.Random(7)
     queries = []
     for _ in range(40):

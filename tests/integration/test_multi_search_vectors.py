@@ -10,8 +10,19 @@ from typing import Any
 
 import pytest
 
-from tests.integration.search_support import make_index
-from tests.integration.vector_support import APPLE, DOCS, EMBEDDER, SETTINGS, one_and_three, post, semantic
+from tests.integration.search_support import (
+    make_index,
+    one_and_three_shards,
+)
+from tests.integration.vector_support import (
+    APPLE,
+    DOCS,
+    EMBEDDER,
+    SETTINGS,
+    post,
+    semantic,
+    shard_count_cluster,  # noqa: F401 (the `cluster` fixture)
+)
 from tests.support.client import client_for
 from tests.support.cluster import RunningCluster
 
@@ -27,16 +38,11 @@ HYBRID = semantic([0, 1, 0], 0.5, q="apple")
 
 
 @pytest.fixture(scope="module")
-def clusters() -> Iterator[list[RunningCluster]]:
-    with one_and_three(INDEX) as running:
+def clusters() -> Iterator[tuple[RunningCluster, RunningCluster]]:
+    with one_and_three_shards(INDEX, DOCS, SETTINGS) as running:
         for cluster in running:
             make_index(cluster, OTHER, DOCS, OTHER_SETTINGS)
         yield running
-
-
-@pytest.fixture(params=["1 shard", "3 shards"])
-def cluster(request: pytest.FixtureRequest, clusters: list[RunningCluster]) -> RunningCluster:
-    return clusters[0 if request.param == "1 shard" else 1]
 
 
 def multi_search(cluster: RunningCluster, body: dict[str, Any]) -> dict[str, Any]:

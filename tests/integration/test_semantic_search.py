@@ -12,7 +12,13 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.integration.search_support import DOCS_LINK, make_index
+from tests.integration.search_support import (
+    assert_error,
+    ids,
+    make_index,
+    one_and_three_shards,
+    search,
+)
 from tests.integration.vector_support import (
     DOCS,
     EMBEDDER,
@@ -21,16 +27,16 @@ from tests.integration.vector_support import (
     SETTINGS,
     TWO_VECTORS,
     counts,
-    ids,
-    one_and_three,
     post,
     scores,
     semantic,
+    shard_count_cluster,  # noqa: F401 (the `cluster` fixture)
 )
 from tests.support.client import client_for
 from tests.support.cluster import RunningCluster
 
 INDEX = "vectors"
+DIMENSIONS = "Invalid vector dimensions: expected: `3`, found: `2`."
 SHIFTED = "shifted"
 """Sort first, a custom rule after ``typo``, a ``distribution``, a ``distinctAttribute``."""
 SHIFTED_SETTINGS: dict[str, Any] = {
@@ -43,27 +49,15 @@ SHIFTED_SETTINGS: dict[str, Any] = {
 
 
 @pytest.fixture(scope="module")
-def clusters() -> Iterator[list[RunningCluster]]:
-    with one_and_three(INDEX) as running:
+def clusters() -> Iterator[tuple[RunningCluster, RunningCluster]]:
+    with one_and_three_shards(INDEX, DOCS, SETTINGS) as running:
         for cluster in running:
             make_index(cluster, SHIFTED, DOCS, SHIFTED_SETTINGS)
         yield running
 
 
-@pytest.fixture(params=["1 shard", "3 shards"])
-def cluster(request: pytest.FixtureRequest, clusters: list[RunningCluster]) -> RunningCluster:
-    return clusters[0 if request.param == "1 shard" else 1]
-
-
-def search(cluster: RunningCluster, uid: str = INDEX, **params: Any) -> dict[str, Any]:
-    response = post(cluster, f"/indexes/{uid}/search", params)
-    assert response.status_code == 200, response.text
-    body: dict[str, Any] = response.json()
-    return body
-
-
 def test_hits_by_similarity_then_documents_without_vector(cluster: RunningCluster) -> None:
-    body = search(cluster, **semantic([1, 0, 0], showRankingScore=True, showRankingScoreDetails=True))
+    body = search(cluster, INDEX, **semantic([1, 0, 0], showRankingScore=True, showRankingScoreDetails=True))
     assert ids(body) == [1, 2, 7, 3, 4, 6, 5]
     assert scores(body) == pytest.approx([1.0, GREEN, TWO_VECTORS, 0.5, 0.5, 0.0, 0.0], abs=1e-7)
     details = [hit["_rankingScoreDetails"] for hit in body["hits"]]
@@ -90,25 +84,25 @@ def test_official_client_search_with_vector(cluster: RunningCluster) -> None:
 
 
 def test_page_window_and_counts(cluster: RunningCluster) -> None:
-    body = search(cluster, **semantic([1, 0, 0], limit=2, offset=1))
+    body = search(cluster, INDEX, **semantic([1, 0, 0], limit=2, offset=1))
     assert ids(body) == [2, 7]
     assert (body["estimatedTotalHits"], body["semanticHitCount"]) == (7, 2)
-    body = search(cluster, **semantic([1, 0, 0], hitsPerPage=2, page=2))
+    body = search(cluster, INDEX, **semantic([1, 0, 0], hitsPerPage=2, page=2))
     assert ids(body) == [7, 3]
     assert (body["totalHits"], body["totalPages"]) == (7, 4)
 
 
 def test_filter_applies_inside_the_vector_search(cluster: RunningCluster) -> None:
-    body = search(cluster, **semantic([1, 0, 0], filter="color = red", showRankingScore=True))
+    body = search(cluster, INDEX, **semantic([1, 0, 0], filter="color = red", showRankingScore=True))
     assert ids(body) == [1, 4, 5]
     assert scores(body) == [1.0, 0.5, 0.0]
     assert body["estimatedTotalHits"] == 3
-    body = search(cluster, **semantic([1, 0, 0], filter="n > 1", limit=1))
+    body = search(cluster, INDEX, **semantic([1, 0, 0], filter="n > 1", limit=1))
     assert ids(body) == [2]
 
 
 def test_sort_orders_equal_similarities(cluster: RunningCluster) -> None:
-    body = search(cluster, **semantic([1, 0, 0], sort=["n:desc"], showRankingScoreDetails=True))
+    body = search(cluster, INDEX, **semantic([1, 0, 0], sort=["n:desc"], showRankingScoreDetails=True))
     assert ids(body) == [1, 2, 7, 4, 3, 6, 5]
     assert body["hits"][0]["_rankingScoreDetails"] == {
         "vectorSort": {"order": 0, "similarity": 1.0},
@@ -119,25 +113,25 @@ def test_sort_orders_equal_similarities(cluster: RunningCluster) -> None:
 def test_threshold_counts_every_document_reaching_it(cluster: RunningCluster) -> None:
     """As the reference's totals in page mode; its estimate after a short page (explored buckets
     only: 7 for ``limit: 1``) would depend on the shard count here, so the count is exact."""
-    body = search(cluster, **semantic([1, 0, 0], rankingScoreThreshold=0.6))
+    body = search(cluster, INDEX, **semantic([1, 0, 0], rankingScoreThreshold=0.6))
     assert ids(body) == [1, 2, 7]
     assert body["estimatedTotalHits"] == 3
-    body = search(cluster, **semantic([1, 0, 0], rankingScoreThreshold=0.6, limit=1))
+    body = search(cluster, INDEX, **semantic([1, 0, 0], rankingScoreThreshold=0.6, limit=1))
     assert (ids(body), body["estimatedTotalHits"]) == ([1], 3)
-    body = search(cluster, **semantic([1, 0, 0], rankingScoreThreshold=0.6, hitsPerPage=2))
+    body = search(cluster, INDEX, **semantic([1, 0, 0], rankingScoreThreshold=0.6, hitsPerPage=2))
     assert (body["totalHits"], body["totalPages"]) == (3, 2)
 
 
 def test_query_vector_with_retrieve_vectors(cluster: RunningCluster) -> None:
-    body = search(cluster, **semantic([1, 0, 0], retrieveVectors=True, limit=1))
+    body = search(cluster, INDEX, **semantic([1, 0, 0], retrieveVectors=True, limit=1))
     assert body["queryVector"] == [1.0, 0.0, 0.0]
     assert list(body)[:3] == ["hits", "query", "queryVector"]
     assert body["hits"][0]["_vectors"] == {EMBEDDER: {"embeddings": [[1.0, 0.0, 0.0]], "regenerate": False}}
-    assert "queryVector" not in search(cluster, **semantic([1, 0, 0], limit=1))
+    assert "queryVector" not in search(cluster, INDEX, **semantic([1, 0, 0], limit=1))
 
 
 def test_text_is_not_highlighted_without_keyword_search(cluster: RunningCluster) -> None:
-    body = search(cluster, **semantic([0, 1, 0], q="apple", attributesToHighlight=["title"], limit=2))
+    body = search(cluster, INDEX, **semantic([0, 1, 0], q="apple", attributesToHighlight=["title"], limit=2))
     assert ids(body) == [3, 7]
     assert body["hits"][1]["_formatted"]["title"] == "two vectors apple"
     assert body["estimatedTotalHits"] == 7
@@ -166,46 +160,36 @@ def test_rules_placement_distribution_and_distinct(cluster: RunningCluster) -> N
 
 
 def test_similarities_of_a_document_without_vectors_are_null(cluster: RunningCluster) -> None:
-    body = search(cluster, **semantic([0, 1, 0], showRankingScore=True, filter="n IN [2, 5]"))
+    body = search(cluster, INDEX, **semantic([0, 1, 0], showRankingScore=True, filter="n IN [2, 5]"))
     assert ids(body) == [2, 5]
     assert scores(body) == pytest.approx([GREEN_TO_Y, 0.0])
 
 
-def _error(response: httpx.Response, code: str, message: str) -> None:
-    assert response.status_code == 400, response.text
-    assert response.json() == {
-        "message": message,
-        "code": code,
-        "type": "invalid_request",
-        "link": DOCS_LINK + code,
-    }
-
-
 def test_errors(cluster: RunningCluster) -> None:
     path = f"/indexes/{INDEX}/search"
-    _error(
+    assert_error(
         post(cluster, path, semantic([1, 0])),
         "invalid_vector_dimensions",
-        "Invalid vector dimensions: expected: `3`, found: `2`.",
+        DIMENSIONS,
     )
-    _error(
+    assert_error(
         post(cluster, path, {"vector": [1, 0, 0], "hybrid": {"embedder": "nope"}}),
         "invalid_search_embedder",
         "Cannot find embedder with name `nope`.",
     )
-    _error(
+    assert_error(
         post(cluster, path, {"q": "apple", "hybrid": {"embedder": EMBEDDER, "semanticRatio": 1.0}}),
         "vector_embedding_error",
         "Error while generating embeddings: user error: attempt to embed the following text in a"
         " configuration where embeddings must be user provided:\n  - `apple`",
     )
-    _error(
+    assert_error(
         post(cluster, path, {"vector": [1, 0, 0]}),
         "missing_search_hybrid",
         "Invalid request: missing `hybrid` parameter when `vector` or `media` are present.",
     )
     response = httpx.get(f"{cluster.url}{path}", params={"vector": "0,1", "hybridEmbedder": EMBEDDER})
-    _error(response, "invalid_vector_dimensions", "Invalid vector dimensions: expected: `3`, found: `2`.")
+    assert_error(response, "invalid_vector_dimensions", DIMENSIONS)
     response = post(cluster, "/indexes/missing-index/search", semantic([1, 0, 0], q="x", ratio=0.5))
     assert (response.status_code, response.json()["code"]) == (404, "index_not_found")
 
@@ -222,11 +206,13 @@ def test_get_parameter_errors(cluster: RunningCluster) -> None:
     is no number told it is out of range."""
     url = f"{cluster.url}/indexes/{INDEX}/search"
     response = httpx.get(url, params={"vector": "1,x,0", "hybridEmbedder": EMBEDDER})
-    _error(response, "invalid_search_vector", "Invalid value in parameter `vector`: invalid float literal")
+    assert_error(
+        response, "invalid_search_vector", "Invalid value in parameter `vector`: invalid float literal"
+    )
     response = httpx.get(url, params={"vector": "1,,0", "hybridEmbedder": EMBEDDER})
-    _error(response, "invalid_vector_dimensions", "Invalid vector dimensions: expected: `3`, found: `2`.")
+    assert_error(response, "invalid_vector_dimensions", DIMENSIONS)
     response = httpx.get(url, params={"q": "a", "hybridEmbedder": EMBEDDER, "hybridSemanticRatio": "x"})
-    _error(
+    assert_error(
         response,
         "invalid_search_semantic_ratio",
         "Invalid value in parameter `hybridSemanticRatio`: the value of `semanticRatio` is invalid,"

@@ -14,8 +14,19 @@ import httpx
 import meilisearch
 import pytest
 
-from tests.integration.search_support import DOCS_LINK
-from tests.integration.vector_support import DOCS, EMBEDDER, GREEN, SETTINGS, TWO_VECTORS, ids, one_and_three
+from tests.integration.search_support import (
+    assert_error,
+    ids,
+    one_and_three_shards,
+)
+from tests.integration.vector_support import (
+    DOCS,
+    EMBEDDER,
+    GREEN,
+    SETTINGS,
+    TWO_VECTORS,
+    shard_count_cluster,  # noqa: F401 (the `cluster` fixture)
+)
 from tests.support.auth import MASTER_KEY, bearer, create_key, secured_cluster
 from tests.support.client import client_for
 from tests.support.cluster import RunningCluster
@@ -25,14 +36,9 @@ PATH = f"/indexes/{INDEX}/similar"
 
 
 @pytest.fixture(scope="module")
-def clusters() -> Iterator[list[RunningCluster]]:
-    with one_and_three(INDEX) as running:
+def clusters() -> Iterator[tuple[RunningCluster, RunningCluster]]:
+    with one_and_three_shards(INDEX, DOCS, SETTINGS) as running:
         yield running
-
-
-@pytest.fixture(params=["1 shard", "3 shards"])
-def cluster(request: pytest.FixtureRequest, clusters: list[RunningCluster]) -> RunningCluster:
-    return clusters[0 if request.param == "1 shard" else 1]
 
 
 def similar(cluster: RunningCluster, **body: Any) -> dict[str, Any]:
@@ -104,16 +110,6 @@ def test_get_route_and_official_client(cluster: RunningCluster) -> None:
         client_for(cluster).index(INDEX).get_similar_documents({"id": 1, "embedder": EMBEDDER, "limit": 3})
     )
     assert [hit["id"] for hit in result["hits"]] == [2, 7, 3]
-
-
-def _error(response: httpx.Response, code: str, message: str, status: int = 400) -> None:
-    assert response.status_code == status, response.text
-    assert response.json() == {
-        "message": message,
-        "code": code,
-        "type": "invalid_request",
-        "link": DOCS_LINK + code,
-    }
 
 
 _INVALID_ID = (
@@ -198,9 +194,11 @@ _POST_FIELDS = (
         ),
     ],
 )
-def test_post_errors(clusters: list[RunningCluster], body: dict[str, Any], code: str, message: str) -> None:
+def test_post_errors(
+    clusters: tuple[RunningCluster, ...], body: dict[str, Any], code: str, message: str
+) -> None:
     for cluster in clusters:
-        _error(httpx.post(f"{cluster.url}{PATH}", json=body), code, message)
+        assert_error(httpx.post(f"{cluster.url}{PATH}", json=body), code, message)
 
 
 @pytest.mark.parametrize(
@@ -235,13 +233,15 @@ def test_post_errors(clusters: list[RunningCluster], body: dict[str, Any], code:
         ({"id": "a b", "embedder": EMBEDDER}, "invalid_similar_id", _INVALID_ID.format('"a b"')),
     ],
 )
-def test_get_errors(clusters: list[RunningCluster], params: dict[str, str], code: str, message: str) -> None:
-    _error(similar_get(clusters[1], **params), code, message)
+def test_get_errors(
+    clusters: tuple[RunningCluster, ...], params: dict[str, str], code: str, message: str
+) -> None:
+    assert_error(similar_get(clusters[1], **params), code, message)
 
 
 def test_missing_index(cluster: RunningCluster) -> None:
     response = httpx.post(f"{cluster.url}/indexes/nowhere/similar", json={"id": 1, "embedder": EMBEDDER})
-    _error(response, "index_not_found", "Index `nowhere` not found.", 404)
+    assert_error(response, "index_not_found", "Index `nowhere` not found.", status=404)
 
 
 @pytest.fixture(scope="module")
@@ -280,4 +280,4 @@ def test_tenant_token_filter(secured: RunningCluster) -> None:
     assert (ids(response.json()), response.json()["estimatedTotalHits"]) == ([4], 2)
     # A target the token's filter leaves out is not found, whatever the request's own filter.
     response = httpx.post(f"{secured.url}{PATH}", json={"id": 2, "embedder": EMBEDDER}, headers=bearer(token))
-    _error(response, "not_found_similar_id", "Document `2` not found.")
+    assert_error(response, "not_found_similar_id", "Document `2` not found.")

@@ -8,13 +8,11 @@ embedding, documents without one last with a null similarity.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Any
 
 import httpx
+import pytest
 
-from tests.integration.search_support import make_index
 from tests.support.cluster import RunningCluster
 
 EMBEDDER = "e"
@@ -52,23 +50,17 @@ def semantic(vector: list[float], ratio: float = 1.0, **params: Any) -> dict[str
     return {"vector": vector, "hybrid": {"embedder": EMBEDDER, "semanticRatio": ratio}, **params}
 
 
-@contextmanager
-def one_and_three(
-    uid: str, docs: list[dict[str, Any]] = DOCS, settings: dict[str, Any] = SETTINGS
-) -> Iterator[list[RunningCluster]]:
-    """A 1-shard and a 3-shard cluster holding the same index."""
-    with RunningCluster(shards=1) as one, RunningCluster(shards=3) as three:
-        for running in (one, three):
-            make_index(running, uid, docs, settings)
-        yield [one, three]
+@pytest.fixture(params=["1 shard", "3 shards"], name="cluster")
+def shard_count_cluster(
+    request: pytest.FixtureRequest, clusters: tuple[RunningCluster, ...]
+) -> RunningCluster:
+    """Each test once on the module's 1-shard cluster, once on its 3-shard one (its ``clusters``
+    fixture, ``search_support.one_and_three_shards``): the same answer is expected of both."""
+    return clusters[0 if request.param == "1 shard" else 1]
 
 
 def post(cluster: RunningCluster, path: str, body: Any) -> httpx.Response:
     return httpx.post(f"{cluster.url}{path}", json=body, timeout=60)
-
-
-def ids(body: dict[str, Any]) -> list[Any]:
-    return [hit["id"] for hit in body["hits"]]
 
 
 def scores(body: dict[str, Any]) -> list[float]:
