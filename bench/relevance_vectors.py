@@ -23,8 +23,8 @@ from typing import Any
 EMBEDDER = "minilm"
 MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 TEMPLATE = "{{doc.title}} {{doc.text}}"
-TEMPLATE_MAX_BYTES = 2000
-"""Past the model's 256 word pieces for nearly every abstract (1,104 bytes on average)."""
+TEMPLATE_MAX_BYTES = 1000
+"""About the model's 256 word pieces (abstracts take 1,104 bytes on average)."""
 MODES = ("keyword", "vector", "hybrid")
 DEFAULT_RATIOS = (0.5, 0.7, 0.9)
 CACHE_ENTRIES = 1000
