@@ -1,8 +1,9 @@
 """``python -m bench.run vector-search``: semantic and hybrid search latency on ``movies``, beside the
 reference engine (search.md §7.6).
 
-Each movie gets the local all-MiniLM-L6-v2 embedding of its title and overview (computed once here,
-kept under ``bench/results/``), given as ``userProvided`` vectors to both engines: the reference
+Each movie gets the local all-MiniLM-L6-v2 embedding of its title and overview (their first 400
+characters, computed once here, kept under ``bench/results/``), given as ``userProvided`` vectors to
+both engines: the reference
 (``--reference``, by default the one at :7800, in an index of its own) and a fresh Sift cluster, so
 both search the same vectors, in the same run. Query texts are drawn as ``bench.run search``'s
 ``exact`` class; their vectors come from the same model, sent with each request:
@@ -73,7 +74,8 @@ def movie_vectors() -> tuple[list[dict[str, Any]], np.ndarray]:
             return documents, vectors
     print(f"embedding {len(documents)} movies with the local MiniLM ...", file=sys.stderr, flush=True)
     model = embedder_for(_MINILM)
-    texts = [f"{doc.get('title', '')}: {doc.get('overview', '')}" for doc in documents]
+    # The first 400 bytes, as the default documentTemplateMaxBytes cuts them (and fast to embed).
+    texts = [f"{doc.get('title', '')}: {doc.get('overview', '')}"[:400] for doc in documents]
     vectors = np.concatenate([model.embed_documents(texts[i : i + 64]) for i in range(0, len(texts), 64)])
     VECTORS_FILE.parent.mkdir(parents=True, exist_ok=True)
     np.save(VECTORS_FILE, vectors)
