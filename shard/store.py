@@ -254,7 +254,7 @@ class ShardStore:
             lap(steps, "open snapshot")
             vectors = partial(StoredSpace, self.vectors, env, txn)
             args = (env, self.codec, txn, index_id, index_uid, settings, params, cached, steps, self.shards)
-            return search(*args, vectors)
+            return search(*args, vectors=vectors)
 
     def check_documents(self, index_uid: str, request: dict[str, Any]) -> dict[str, Any]:
         """The first stored document whose ``_geo`` / ``_geojson`` is invalid; see ``geo_check.py``."""

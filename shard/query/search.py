@@ -38,7 +38,7 @@ from shard.query.ranking.bucket_sort import RankedDoc
 from shard.query.ranking.sort import first_geo_point, query_sort, rule_groups
 from shard.query.ranking.stem_tier import TieredRanker, count_terms, hit_scores
 from shard.query.search_filter import filtered_out
-from shard.query.semantic import NoVectors, QueryVector, SemanticLeg, VectorSpace, query_vector
+from shard.query.semantic import QueryVector, SemanticLeg, VectorSpace, query_vector
 from shard.vector.reads import shown_vectors
 
 Entry = list[Any]
@@ -89,14 +89,15 @@ def search(
     cached: CacheRef | None = None,
     steps: Steps | None = None,
     shards: int = 1,
-    vectors: VectorLookup | None = None,
+    *,
+    vectors: VectorLookup,
 ) -> SearchResult:
     """``cached``: the shard's record cache and its generation when ``txn`` began; ``steps``: timed
     when the query asked for ``showPerformanceDetails``; ``shards``: how many shards hold the index;
     ``vectors``: the shard's vector spaces (semantic and hybrid searches)."""
 
     def space_of(name: str) -> VectorSpace:
-        return NoVectors() if vectors is None else vectors(index_id, name)
+        return vectors(index_id, name)
 
     semantic = query_vector(settings, params, space_of)
 

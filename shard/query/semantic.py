@@ -43,8 +43,8 @@ _EPSILON = np.float32(np.finfo(np.float32).eps)
 """The lowest similarity a ``distribution`` gives (the reference clamps to float32's epsilon)."""
 
 _VECTOR_THREAD = ThreadPoolExecutor(1, thread_name_prefix="vector")
-"""A hybrid query's nearest-neighbour search runs here while the search thread ranks its keyword
-leg: faiss releases the GIL, so the two legs overlap."""
+"""A hybrid query's first nearest-neighbour search runs here while the search thread ranks its
+keyword leg: the vector space's search (faiss, numpy) releases the GIL, so the two legs overlap."""
 
 
 class VectorSpace(Protocol):
@@ -76,16 +76,6 @@ class StoredSpace:
         if self._embedded is None:
             self._embedded = embedded(self._env, self._txn, self._index_id, self._embedder)
         return self._embedded
-
-
-class NoVectors:
-    """No vector store (a search run outside a shard store)."""
-
-    def nearest(self, query: np.ndarray, k: int, allowed: BitMap) -> list[tuple[int, float]]:
-        return []
-
-    def embedded(self) -> BitMap:
-        return BitMap()
 
 
 def similarities(cosines: Sequence[float], distribution: dict[str, float] | None) -> np.ndarray:
