@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 from pyroaring import BitMap
@@ -96,9 +97,7 @@ def search(
     when the query asked for ``showPerformanceDetails``; ``shards``: how many shards hold the index;
     ``vectors``: the shard's vector spaces (semantic and hybrid searches)."""
 
-    def space_of(name: str) -> VectorSpace:
-        return vectors(index_id, name)
-
+    space_of = partial(vectors, index_id)
     semantic = query_vector(settings, params, space_of)
 
     def context() -> SearchContext:
