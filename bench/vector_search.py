@@ -19,6 +19,7 @@ the medians and each class's Sift / reference latency ratio.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 import time
 from pathlib import Path
@@ -29,7 +30,7 @@ import httpx
 import numpy as np
 
 from bench import queries
-from bench.datasets import DATASETS, add_documents, wait_for_task
+from bench.datasets import DATASETS, TaskFailed, add_documents, wait_for_task
 from bench.loadgen import REPO_ROOT, LoadSpec
 from bench.procstat import cluster_processes
 from bench.report import summarize_level
@@ -92,7 +93,8 @@ def load(url: str, index: str, documents: list[dict[str, Any]], vectors: np.ndar
     with httpx.Client(base_url=url, timeout=600.0) as client:
         deleted = client.delete(f"/indexes/{index}")
         if deleted.status_code == 202:
-            wait_for_task(client, int(deleted.json()["taskUid"]), time.monotonic() + 600)
+            with contextlib.suppress(TaskFailed):  # there was no such index
+                wait_for_task(client, int(deleted.json()["taskUid"]), time.monotonic() + 600)
         created = client.post("/indexes", json={"uid": index, "primaryKey": "id"}).json()
         wait_for_task(client, int(created["taskUid"]), time.monotonic() + 600)
         task = client.patch(f"/indexes/{index}/settings", json=settings).json()["taskUid"]
