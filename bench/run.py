@@ -1,6 +1,7 @@
 """``python -m bench.run <scenario>``: start a fresh cluster, measure it, print and save the figures.
 
-``python -m bench.run ingest [...]`` measures indexing instead (``bench/ingest.py``), ``relevance``
+``python -m bench.run ingest [...]`` measures indexing instead (``bench/ingest.py``), ``embedding``
+the local embedding model's docs/s, load time and memory (``bench/embedding.py``), ``relevance``
 ranking quality on Cranfield (``bench/relevance.py``), ``search`` the latency of query classes on a
 loaded dataset (``bench/search.py``), ``facets`` facet distributions on cities (``bench/facets.py``),
 ``geo`` geo and range filters and geo sort on ``cities`` (``bench/geo.py``), ``multisearch``
@@ -8,8 +9,9 @@ separate and federated multi-search on movies (``bench/multisearch.py``), ``dist
 distinct on an array field (``bench/distinct.py``), ``vector-search`` semantic and hybrid search
 beside the reference (``bench/vector_search.py``), ``differential`` the first pages of seeded queries
 against the reference engine's (``bench/differential.py``), ``docsort`` sorted
-document reads on ``cities`` (``bench/docsort.py``) and ``auth`` the cost of
-authentication (``bench/auth.py``); each has its own options.
+document reads on ``cities`` (``bench/docsort.py``), ``auth`` the cost of
+authentication (``bench/auth.py``) and ``vectors`` the shard's vector store (``bench/vectors.py``);
+each has its own options.
 
 Runs are interleaved (run 1 at every concurrency, then run 2, ...) so that slow drift of a noisy
 machine spreads over all levels instead of biasing one of them.
@@ -150,6 +152,10 @@ def own_cli(name: str) -> ModuleType | None:
     """
     if name == "ingest":
         return ingest
+    if name == "embedding":
+        from bench import embedding
+
+        return embedding
     if name == "geo":
         from bench import geo
 
@@ -158,6 +164,10 @@ def own_cli(name: str) -> ModuleType | None:
         from bench import docsort
 
         return docsort
+    if name == "vectors":
+        from bench import vectors
+
+        return vectors
     if name == "relevance":
         from bench import relevance
 

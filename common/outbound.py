@@ -182,18 +182,23 @@ def _pinned(
     )
 
 
+def _client_options(timeout: float, max_connections: int) -> dict[str, Any]:
+    """Never follow a redirect (its target is not checked), never use the environment's proxies."""
+    return {
+        "timeout": timeout,
+        "follow_redirects": False,
+        "trust_env": False,
+        "limits": httpx.Limits(max_connections=max_connections),
+    }
+
+
 class OutboundClient:
     """POSTs to user-given URLs through the guard; one connection pool for the process."""
 
     def __init__(self, allowed: AllowedNetworks, timeout: float, max_connections: int) -> None:
         self.allowed = allowed
         self.timeout = timeout
-        self._client = httpx.AsyncClient(
-            timeout=timeout,
-            follow_redirects=False,
-            trust_env=False,
-            limits=httpx.Limits(max_connections=max_connections),
-        )
+        self._client = httpx.AsyncClient(**_client_options(timeout, max_connections))
 
     async def post(self, url: str, content: bytes, headers: list[tuple[bytes, bytes]]) -> int:
         """The response status (the body is not kept). Raises ``OutboundRefused``, ``httpx.HTTPError``
@@ -228,12 +233,7 @@ class SyncOutboundClient:
     ) -> None:
         self.allowed = allowed
         self.max_answer_bytes = max_answer_bytes
-        self._client = httpx.Client(
-            timeout=timeout,
-            follow_redirects=False,
-            trust_env=False,
-            limits=httpx.Limits(max_connections=max_connections),
-        )
+        self._client = httpx.Client(**_client_options(timeout, max_connections))
 
     def post(self, url: str, content: bytes, headers: list[tuple[bytes, bytes]]) -> tuple[int, bytes]:
         """The response's status and body. Raises ``OutboundRefused`` (the target, or an answer larger

@@ -18,7 +18,8 @@ from typing import Any, Final
 TEXT: Final = "{{text}}"
 EMBEDDING: Final = "{{embedding}}"
 REPEAT: Final = "{{..}}"
-_PREFIX: Final = "Error while generating embeddings: user error: "
+EMBEDDING_ERROR_PREFIX: Final = "Error while generating embeddings: "
+"""How every ``vector_embedding_error`` message starts, then ``user error: `` or ``runtime error: ``."""
 _REQUEST_NOTE: Final = (
     "\n  - Note: this template is using a document template, and so expects to contain the placeholder "
     '"{{text}}" rather than "{{fragment}}"'
@@ -29,11 +30,13 @@ Step = str | int
 
 
 class RestTemplateError(Exception):
-    """A template the reference would refuse; ``message`` is the whole ``vector_embedding_error`` text."""
+    """A template the reference would refuse; ``message`` is the whole ``vector_embedding_error`` text
+    (a user error), ``detail`` what follows its ``user error: ``."""
 
-    def __init__(self, message: str) -> None:
-        super().__init__(message)
-        self.message = message
+    def __init__(self, detail: str) -> None:
+        self.detail = detail
+        self.message = f"{EMBEDDING_ERROR_PREFIX}user error: {detail}"
+        super().__init__(self.message)
 
 
 @dataclass(frozen=True)
@@ -86,13 +89,11 @@ def parse_rest_templates(request: Any, response: Any) -> RestTemplates:
     parsed_response = _parse(response, "response", EMBEDDING, "")
     if parsed_request.repeat is not None and parsed_response.repeat is None:
         raise RestTemplateError(
-            f"{_PREFIX}in `response`: `response` has a single embedding, "
-            "but `request` has multiple texts to embed"
+            "in `response`: `response` has a single embedding, but `request` has multiple texts to embed"
         )
     if parsed_request.repeat is None and parsed_response.repeat is not None:
         raise RestTemplateError(
-            f"{_PREFIX}in `response`: `response` has multiple embeddings, "
-            "but `request` has only one text to embed"
+            "in `response`: `response` has multiple embeddings, but `request` has only one text to embed"
         )
     return RestTemplates(parsed_request, parsed_response)
 
@@ -108,7 +109,7 @@ class _Walk:
         self.repeat: tuple[Step, ...] | None = None
 
     def fail(self, steps: tuple[Step, ...], message: str) -> RestTemplateError:
-        return RestTemplateError(f"{_PREFIX}in `{self.shown(steps)}`: {message}{self.note}")
+        return RestTemplateError(f"in `{self.shown(steps)}`: {message}{self.note}")
 
     def shown(self, steps: tuple[Step, ...]) -> str:
         # Inside the repeated element the element's own index is not shown.
@@ -154,7 +155,7 @@ class _Walk:
         self.visit(values[0], (*steps, 0), True)
         if self.placeholder is before:
             raise RestTemplateError(
-                f"{_PREFIX}in `{_path(self.root, (*steps, 0))}`: Expected "
+                f"in `{_path(self.root, (*steps, 0))}`: Expected "
                 f'"{self.placeholder_text}" inside of the repeated value{self.note}'
             )
 
@@ -163,7 +164,7 @@ def _parse(value: Any, root: str, placeholder: str, note: str) -> _Template:
     walk = _Walk(root, placeholder, note)
     walk.visit(value, (), False)
     if walk.placeholder is None:
-        raise RestTemplateError(f'{_PREFIX}in `{root}`: "{placeholder}" not found{note}')
+        raise RestTemplateError(f'in `{root}`: "{placeholder}" not found{note}')
     steps = walk.placeholder
     if walk.repeat is not None:
         steps = steps[len(walk.repeat) + 1 :]  # from the repeated element

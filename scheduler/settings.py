@@ -75,7 +75,7 @@ async def run_settings_batch(
     counts = await dispatch([list(operations) for _ in range(shard_count)]) if operations else {}
     for task_uid in clears:
         results[task_uid] = Outcome(SUCCEEDED, counts.get(str(task_uid), {"deletedDocuments": 0}))
-    refused = counts.get(str(last_applied), {}).get("error") if last_applied is not None else None
+    refused: Any = counts.get(str(last_applied), {}).get("error") if last_applied is not None else None
     if refused is not None:
         # A shard could not apply them (an embedder failed to embed the documents): the merged
         # settings of every task fail together, and the catalog keeps the index's settings.

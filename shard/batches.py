@@ -98,7 +98,7 @@ class _Applier:
         """Per-task counts, or the error of a task the shard refused."""
         self.touched: set[int] = set()
         self.vectors = VectorWriter(ctx)
-        self.embedding = ShardEmbedding()
+        self.embedding = ShardEmbedding(ctx.check_abort)
         self._handlers: dict[str, Callable[[Operation], None]] = {
             "createIndex": self._create_index,
             "deleteIndex": self._delete_index,

@@ -75,6 +75,8 @@ class ShardStore:
         """Index uid -> (cache generation, live documents), for ``light``."""
 
     def close(self) -> None:
+        with self._writing:  # no batch changes a space while it is checkpointed
+            self.vectors.close()
         self.env.close()
 
     @property

@@ -9,6 +9,8 @@ The seam the rest of the shard uses::
     embedder.embed_documents(texts)            # float32 (len(texts), dimensions); EmbeddingError
     embedder.embed_query(text)                 # float32 (dimensions,)
     regeneration_key(config)                   # changes iff every stored embedding must be regenerated
+    check_composite(config)                    # a composite's two sides give the same vectors, else
+                                               # EmbeddingError (once, when the setting is applied)
     configure_outbound(allowed)                # once per shard process (--experimental-allowed-ip-networks)
 
 Built embedders are memoised per process by the fields that shape them (not the document template,
@@ -25,14 +27,21 @@ from typing import Any, Final, Literal
 import orjson
 
 from common.outbound import AllowedNetworks
-from shard.embedding import http
+from shard.embedding import composite, http
 from shard.embedding.base import Embedder, EmbeddingError
 from shard.embedding.local import LocalEmbedder
 from shard.embedding.ollama import OllamaEmbedder
 from shard.embedding.openai import OpenAiEmbedder
 from shard.embedding.rest import RestEmbedder
 
-__all__ = ["Embedder", "EmbeddingError", "configure_outbound", "embedder_for", "regeneration_key"]
+__all__ = [
+    "Embedder",
+    "EmbeddingError",
+    "check_composite",
+    "configure_outbound",
+    "embedder_for",
+    "regeneration_key",
+]
 
 Side = Literal["indexing", "search"]
 
@@ -55,6 +64,7 @@ _REGENERATING: Final[dict[str, tuple[str, ...]]] = {
 _MEMO_SIZE: Final = 64
 
 _memo: dict[bytes, Embedder] = {}
+_building: dict[bytes, threading.Lock] = {}
 _memo_lock = threading.Lock()
 
 
@@ -78,13 +88,28 @@ def embedder_for(config: dict[str, Any], side: Side = "indexing") -> Embedder:
     key = orjson.dumps(
         [source, *(config.get(field) for field in _SHAPING[source])], option=orjson.OPT_SORT_KEYS
     )
-    with _memo_lock:  # one build at a time: two threads asking for a new model load it once
+    with _memo_lock:
         embedder = _memo.get(key)
+        if embedder is not None:
+            return embedder
+        building = _building.setdefault(key, threading.Lock())
+    # One build per configuration (two threads asking for a new model load it once), while other
+    # configurations are served: an HTTP embedder's dimension probe may take its retries' time.
+    with building:
+        with _memo_lock:
+            embedder = _memo.get(key)
         if embedder is None:
-            embedder = _build(source, config)
-            if len(_memo) >= _MEMO_SIZE:
-                del _memo[next(iter(_memo))]
-            _memo[key] = embedder
+            try:
+                embedder = _build(source, config)
+            except BaseException:
+                with _memo_lock:
+                    _building.pop(key, None)
+                raise
+            with _memo_lock:
+                if len(_memo) >= _MEMO_SIZE:
+                    del _memo[next(iter(_memo))]
+                _memo[key] = embedder
+                _building.pop(key, None)
         return embedder
 
 
@@ -111,3 +136,8 @@ def regeneration_key(config: dict[str, Any]) -> str:
     return orjson.dumps(
         [source, *(config.get(field) for field in fields)], option=orjson.OPT_SORT_KEYS
     ).decode()
+
+
+def check_composite(config: dict[str, Any]) -> None:
+    """For a ``composite`` setting: its search and indexing embedders agree (``composite.py``)."""
+    composite.check_composite(embedder_for(config, "indexing"), embedder_for(config, "search"))

@@ -4,18 +4,28 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
+from typing import Literal
 
 import numpy as np
 
 from common.errors import ApiError
+from common.rest_templates import EMBEDDING_ERROR_PREFIX
+
+Fault = Literal["user", "runtime"]
 
 
 class EmbeddingError(ApiError):
     """An embedder could not embed (``vector_embedding_error``): a provider's refusal, an unreachable
-    or refused URL, a model that is not available, an answer of the wrong shape."""
+    or refused URL, a model that is not available, an answer of the wrong shape.
 
-    def __init__(self, message: str) -> None:
-        super().__init__("vector_embedding_error", message)
+    Worded as the reference words its own: ``Error while generating embeddings: <fault> error:
+    <detail>``, the fault being the user's (configuration, input) or the run's (network, server).
+    """
+
+    def __init__(self, detail: str, fault: Fault = "user") -> None:
+        super().__init__("vector_embedding_error", f"{EMBEDDING_ERROR_PREFIX}{fault} error: {detail}")
+        self.detail = detail
+        self.fault = fault
 
 
 class Embedder(ABC):
@@ -34,22 +44,20 @@ class Embedder(ABC):
 
 
 def as_matrix(
-    rows: Sequence[Sequence[float]] | np.ndarray, expected: int, dimensions: int | None, source: str
+    rows: Sequence[Sequence[float]] | np.ndarray, expected: int, dimensions: int | None, url: str
 ) -> np.ndarray:
-    """Provider vectors as a ``(expected, dimensions)`` float32 matrix, or the error saying what was wrong."""
+    """A server's vectors as an ``(expected, dimensions)`` float32 matrix, or an error saying what's wrong."""
     try:
         matrix = np.asarray(rows, dtype=np.float32)
     except (ValueError, TypeError):
         raise EmbeddingError(
-            f"{source}: the answer's embeddings are not arrays of numbers of one length"
+            f"the embeddings answered by `{url}` are not arrays of numbers of one length", "runtime"
         ) from None
     if matrix.ndim != 2 or matrix.shape[0] != expected:
-        raise EmbeddingError(
-            f"{source}: expected {expected} embedding{'s' if expected != 1 else ''}, got "
-            f"{matrix.shape[0] if matrix.ndim else 0}"
-        )
+        count = matrix.shape[0] if matrix.ndim else 0
+        raise EmbeddingError(f"`{url}` answered {count} embeddings for {expected} texts", "runtime")
     if dimensions is not None and matrix.shape[1] != dimensions:
         raise EmbeddingError(
-            f"{source}: expected embeddings of {dimensions} dimensions, got {matrix.shape[1]}"
+            f"`{url}` answered embeddings of {matrix.shape[1]} dimensions, the embedder has {dimensions}"
         )
     return matrix

@@ -66,8 +66,8 @@ def _outbound() -> SyncOutboundClient:
         return _client
 
 
-def post_json(provider: str, url: str, body: Any, headers: dict[str, str], retry: RetryPolicy = RETRY) -> Any:
-    """The provider's JSON answer to ``body``; ``EmbeddingError`` once it refuses or the retries are spent."""
+def post_json(url: str, body: Any, headers: dict[str, str], retry: RetryPolicy = RETRY) -> Any:
+    """The server's JSON answer to ``body``; ``EmbeddingError`` once it refuses or the retries are spent."""
     content = orjson.dumps(body)
     raw_headers = [(b"Content-Type", b"application/json")] + [
         (name.encode(), value.encode()) for name, value in headers.items()
@@ -79,24 +79,32 @@ def post_json(provider: str, url: str, body: Any, headers: dict[str, str], retry
         try:
             status, answer = _outbound().post(url, content, raw_headers)
         except OutboundRefused as error:
-            raise EmbeddingError(f"{provider}: could not reach `{url}`: {error}") from None
+            raise EmbeddingError(
+                f"could not reach embedding server `{url}`:\n  - {error}", "runtime"
+            ) from None
         except httpx.TimeoutException:
-            last = f"timed out after {TIMEOUT_S:g} s"
+            last = f"could not reach embedding server `{url}`:\n  - no answer within {TIMEOUT_S:g} s"
             continue
         except httpx.HTTPError as error:
-            last = f"could not connect: {error or type(error).__name__}"
+            last = f"could not reach embedding server `{url}`:\n  - {error or type(error).__name__}"
             continue
         if 200 <= status < 300:
             try:
                 return orjson.loads(answer)
             except orjson.JSONDecodeError:
                 raise EmbeddingError(
-                    f"{provider}: the answer of `{url}` is not JSON: {_excerpt(answer)}"
+                    f"embedding server `{url}` answered with a body that is not JSON:\n"
+                    f"  - server replied with `{_excerpt(answer)}`",
+                    "runtime",
                 ) from None
-        last = f"status {status}: {_excerpt(answer)}"
+        last = (
+            f"embedding server `{url}` answered HTTP {status}:\n  - server replied with `{_excerpt(answer)}`"
+        )
+        if status in (401, 403):
+            raise EmbeddingError(last + "\n  - Hint: check the `apiKey` or `headers` of the embedder")
         if status != 429 and status < 500:
-            raise EmbeddingError(f"{provider}: `{url}` answered with {last}")
-    raise EmbeddingError(f"{provider}: `{url}` failed after {retry.attempts} attempts, last: {last}")
+            raise EmbeddingError(last)
+    raise EmbeddingError(f"{last}\n  - gave up after {retry.attempts} attempts", "runtime")
 
 
 def _excerpt(answer: bytes) -> str:

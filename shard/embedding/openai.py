@@ -6,10 +6,9 @@ import os
 from collections.abc import Sequence
 from typing import Any, Final
 
-import numpy as np
-
-from shard.embedding.base import Embedder, EmbeddingError, as_matrix
+from shard.embedding.base import EmbeddingError
 from shard.embedding.http import post_json
+from shard.embedding.remote import RemoteEmbedder
 
 DEFAULT_URL: Final = "https://api.openai.com/v1/embeddings"
 NATIVE_DIMENSIONS: Final = {
@@ -21,7 +20,7 @@ BATCH_SIZE: Final = 64
 """Texts per request (the API takes up to 2048, but one failure then re-sends them all)."""
 
 
-class OpenAiEmbedder(Embedder):
+class OpenAiEmbedder(RemoteEmbedder):
     def __init__(self, config: dict[str, Any]) -> None:
         self.model = config.get("model", "text-embedding-3-small")
         if self.model not in NATIVE_DIMENSIONS:
@@ -29,6 +28,7 @@ class OpenAiEmbedder(Embedder):
                 f"Invalid model `{self.model}` for OpenAI. Supported models: {list(NATIVE_DIMENSIONS)}"
             )
         self.url = config.get("url") or DEFAULT_URL
+        self.batch_size = BATCH_SIZE
         key = (
             config.get("apiKey")
             or os.environ.get("SEARCH_OPENAI_API_KEY")
@@ -38,22 +38,17 @@ class OpenAiEmbedder(Embedder):
         requested = config.get("dimensions")
         # Only the -3- models shorten their vectors on request; ada's are always 1536 long.
         self.send_dimensions = requested is not None and "-3-" in self.model
-        self.dimensions = int(requested or NATIVE_DIMENSIONS[self.model])
+        self._set_dimensions(requested or NATIVE_DIMENSIONS[self.model])
 
-    def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
-        parts = [self._batch(texts[start : start + BATCH_SIZE]) for start in range(0, len(texts), BATCH_SIZE)]
-        return np.concatenate(parts) if parts else np.empty((0, self.dimensions), dtype=np.float32)
-
-    def _batch(self, texts: Sequence[str]) -> np.ndarray:
+    def _request(self, texts: Sequence[str]) -> Any:
         body: dict[str, Any] = {"input": list(texts), "model": self.model}
         if self.send_dimensions:
             body["dimensions"] = self.dimensions
-        answer = post_json("OpenAI", self.url, body, self.headers)
+        answer = post_json(self.url, body, self.headers)
         try:
             data = sorted(answer["data"], key=lambda item: item.get("index", 0))
-            rows = [item["embedding"] for item in data]
+            return [item["embedding"] for item in data]
         except (KeyError, TypeError, AttributeError):
             raise EmbeddingError(
-                f"OpenAI: the answer of `{self.url}` has no `data[].embedding` arrays"
+                f"the answer of `{self.url}` has no `data[].embedding` arrays", "runtime"
             ) from None
-        return as_matrix(rows, len(texts), self.dimensions, "OpenAI")

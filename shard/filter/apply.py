@@ -7,6 +7,7 @@ has the index's settings, so the permission check and the evaluation use the sam
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 from pyroaring import BitMap
@@ -22,6 +23,7 @@ from shard.index.env import StoreEnv, Txn
 from shard.index.read_cache import CacheRef
 from shard.index.settings import Settings
 from shard.index.state import IndexState
+from shard.vector.filters import vector_filter
 
 
 @dataclass(frozen=True)
@@ -63,6 +65,8 @@ def filter_documents(scope: FilterScope, raw: Any, *, code: str, features: Filte
         )
         reader = FacetReader(scope.txn, scope.env.facets, scope.index_id, state)
         geo = GeoFilters(reader, scope.env.shapes, scope.index_id, scope.settings, scope.cached)
-        return FilterEvaluator(reader, state.live, geo, scope.cached).evaluate(tree)
+        embedders = scope.settings.get("embedders") or {}
+        vectors = partial(vector_filter, scope.env, scope.txn, scope.index_id, embedders)
+        return FilterEvaluator(reader, state.live, geo, vectors, scope.cached).evaluate(tree)
     except FilterError as error:
         raise error.api_error(code) from None

@@ -7,6 +7,8 @@ number too, and comparisons take the union of the numeric and the lexicographic 
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from pyroaring import BitMap
 
 from common.filter.ast import (
@@ -43,12 +45,19 @@ class FilterEvaluator:
     (``common.filter.permissions``)."""
 
     def __init__(
-        self, reader: FacetReader, universe: BitMap, geo: GeoFilters, cached: CacheRef | None = None
+        self,
+        reader: FacetReader,
+        universe: BitMap,
+        geo: GeoFilters,
+        vectors: Callable[[str], BitMap],
+        cached: CacheRef | None = None,
     ) -> None:
         self.reader = reader
         self.universe = universe
         """Every live document: what ``NOT`` and ``!=`` complement against."""
         self.geo = geo
+        self.vectors = vectors
+        """``_vectors…EXISTS`` by the path after ``_vectors`` (``shard/vector/filters.py``)."""
         self.cached = cached
         """The shard's read cache, where sort columns are kept between searches."""
 
@@ -91,10 +100,8 @@ class FilterEvaluator:
                 raise FilterError(
                     located("Filter condition `_foreign` is not supported for this endpoint.", field.span)
                 )
-            case VectorsExists(span=span):
-                raise FilterError(
-                    located("Filtering on `_vectors` is not supported yet by this server.", span)
-                )
+            case VectorsExists(path=path):
+                return self.vectors(path) & self.universe
         raise TypeError(f"not a filter node: {node!r}")
 
     def _all(self, children: tuple[Filter, ...]) -> BitMap:

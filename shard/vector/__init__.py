@@ -9,7 +9,7 @@ Read seam (for ``shard/query``):
   ``ShardStore.vectors``; documents outside ``allowed`` are never returned, so pass the search's live
   (and filtered) documents.
 - ``document_vectors(env, txn, index_id, embedder, doc_id)`` -> the document's embeddings, shape
-  ``(m, d)``, as stored (not normalised; sign bits as -1/1), or None when it has none (for /similar).
+  ``(m, d)``, as stored (not normalised; sign bits as 1 and 0), or None when it has none (for /similar).
 - ``embedded(env, txn, index_id, embedder)`` -> the documents holding at least one embedding.
 - ``embedder_stats(env, txn, index_id)`` -> ``(numberOfEmbeddings, numberOfEmbeddedDocuments)``.
 
@@ -35,7 +35,7 @@ def nearest(
     space = vectors.space(index_id, embedder)
     if space is None:
         return []
-    with space.lock:
+    with space.lock.reading():
         return space.nearest(query, k, allowed)
 
 
@@ -54,8 +54,7 @@ def embedded(env: StoreEnv, txn: Txn, index_id: int, embedder: str) -> BitMap:
 def embedder_stats(env: StoreEnv, txn: Txn, index_id: int) -> tuple[int, int]:
     """Embeddings and embedded documents over the index's embedders (a document counts once)."""
     embeddings, documents = 0, BitMap()
-    for space_index, _, record in spaces(env, txn):
-        if space_index == index_id:
-            embeddings += record.embeddings
-            documents |= record.documents
+    for _, _, record in spaces(env, txn, index_id):
+        embeddings += record.embeddings
+        documents |= record.documents
     return embeddings, len(documents)

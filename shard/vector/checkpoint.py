@@ -1,4 +1,4 @@
-"""A space's checkpoint file: its rows, owners and IVF index as of one vector generation.
+"""A space's checkpoint file: its rows, owners and HNSW graph as of one vector generation.
 
 Written to ``<name>.tmp``, fsynced, renamed over ``<name>.npz`` and the directory fsynced, so a crash
 leaves either the previous checkpoint or the new one, never a torn file. The file names the space's
@@ -30,17 +30,16 @@ def path_for(directory: Path, key: SpaceId) -> Path:
     return directory / f"{key[0]}-{digest}{_SUFFIX}"
 
 
-def write(directory: Path, key: SpaceId, space: Space, record: SpaceRecord, generation: int) -> None:
+def write(directory: Path, key: SpaceId, space: Space, base: int, generation: int) -> None:
     directory.mkdir(parents=True, exist_ok=True)
     final = path_for(directory, key)
     temporary = final.with_suffix(_TEMPORARY)
     meta = {
         "embedder": key[1],
-        "base": record.base,
+        "base": base,
         "generation": generation,
         "dimensions": space.dimensions,
         "binary": space.binary,
-        "trainedOn": space.ann.trained_on if space.ann is not None else 0,
     }
     arrays = {
         "meta": np.frombuffer(orjson.dumps(meta), dtype=np.uint8),
@@ -49,6 +48,7 @@ def write(directory: Path, key: SpaceId, space: Space, record: SpaceRecord, gene
     }
     if space.ann is not None:
         arrays["ann"] = space.ann.serialize()
+        arrays["annSlots"] = space.ann.graph_slots
     with open(temporary, "wb") as file:
         np.savez(file, **arrays)  # type: ignore[arg-type]
         file.flush()
@@ -77,7 +77,7 @@ def read(directory: Path, key: SpaceId, record: SpaceRecord) -> tuple[Space, int
             space = Space(meta["dimensions"], meta["binary"])
             space.rows = saved["rows"].copy()
             space.owners = saved["owners"].copy()
-            ann = saved["ann"] if "ann" in saved.files else None
+            ann = (saved["ann"], saved["annSlots"]) if "ann" in saved.files else None
     except (OSError, ValueError, KeyError):
         return None
     space.used = len(space.owners)
@@ -86,7 +86,7 @@ def read(directory: Path, key: SpaceId, record: SpaceRecord) -> tuple[Space, int
     for slot, doc_id in zip(np.flatnonzero(alive).tolist(), space.owners[alive].tolist(), strict=True):
         space.slots.setdefault(doc_id, []).append(slot)
     if ann is not None:
-        space.ann = ApproximateIndex.deserialize(ann, meta["trainedOn"])
+        space.ann = ApproximateIndex.deserialize(*ann)
     return space, int(meta["generation"])
 
 

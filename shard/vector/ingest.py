@@ -52,6 +52,8 @@ class Planned:
     document: dict[str, Any]
     """As it will be stored: without the ``_vectors`` entries of embedders."""
     position: int
+    final: dict[str, Any]
+    """The document once written (an update merged onto what was stored)."""
     entries: dict[str, Entry] = field(default_factory=dict)
     """Embedder -> the entry to store; an embedder absent here keeps what is stored."""
     states: dict[str, tuple[bytes, bool]] = field(default_factory=dict)
@@ -93,9 +95,11 @@ class _Planner:
             body = _stripped(document, self.embedders)
             earlier = latest.get(external_id)
             doc_id = _doc_id(self.writer, self.index_id, external_id)
-            previous = earlier.document if earlier is not None else self._stored_body(doc_id)
-            final = {**previous, **body} if merge and previous is not None else body
-            item = Planned(external_id, body, position)
+            final = body
+            if merge:  # the document as the update leaves it, which the templates render
+                previous = earlier.final if earlier is not None else self._stored_body(doc_id)
+                final = body if previous is None else {**previous, **body}
+            item = Planned(external_id, body, position, final)
             for name, config in self.embedders.items():
                 stored = earlier.states.get(name) if earlier is not None else self._stored(doc_id, name)
                 self._plan_one(item, final, stored, name, config, given if isinstance(given, dict) else {})
@@ -117,21 +121,21 @@ class _Planner:
         given: dict[str, Any],
     ) -> None:
         source = config.get("source")
-        if name in given:
-            value = given[name]
-            explicit = isinstance(value, dict)
-            regenerate = bool(value["regenerate"]) if explicit else False
-            raw = value["embeddings"] if explicit else value
-            if raw is not None or not regenerate or source == USER_PROVIDED:
-                dimensions = self.embedding.dimensions(config)
-                rows = _embeddings(self.index_uid, item.external_id, name, raw, dimensions)
-                user = not regenerate
-                hashed = NO_HASH
-                if not user and source != USER_PROVIDED:  # kept until the document's text changes
-                    hashed = text_hash(self._render(item, config, final))
-                item.entries[name] = Entry(rows, user, hashed)
-                item.states[name] = (hashed, user)
-                return
+        value = given.get(name, _ABSENT)
+        explicit = isinstance(value, dict)
+        regenerate = bool(value["regenerate"]) if explicit else False
+        raw = value["embeddings"] if explicit else value
+        # `{"regenerate": true}` alone asks for a generated embedding (userProvided: keeps what it has)
+        asked = explicit and regenerate and raw is None
+        if value is not _ABSENT and not asked:
+            rows = _embeddings(self.index_uid, item.external_id, name, raw, self.embedding.dimensions(config))
+            user = not regenerate
+            hashed = NO_HASH
+            if not user and source != USER_PROVIDED:  # kept until the document's text changes
+                hashed = text_hash(self._render(item, config, final))
+            item.entries[name] = Entry(rows, user, hashed)
+            item.states[name] = (hashed, user)
+            return
         elif source == USER_PROVIDED:
             if stored is None:
                 raise ApiError(
@@ -143,13 +147,13 @@ class _Planner:
                 )
             item.states[name] = stored
             return
-        elif stored is not None and stored[1]:
+        elif stored is not None and stored[1] and not asked:
             item.states[name] = stored  # user-provided embeddings stay until the document says otherwise
             return
         text = self._render(item, config, final)
         hashed = text_hash(text)
         item.states[name] = (hashed, False)
-        if stored is not None and stored[0] == hashed:
+        if stored is not None and stored[0] == hashed and not stored[1]:
             return
         self.texts.setdefault(name, []).append(text)
         self.targets.setdefault(name, []).append((item, hashed))
@@ -173,20 +177,30 @@ class _Planner:
 
 
 def _embeddings(index_uid: str, external_id: str, name: str, raw: Any, dimensions: int) -> np.ndarray:
-    """``raw`` (an array, an array of arrays, or null) as float32 rows of ``dimensions``."""
+    """``raw`` (an array, an array of arrays, or null) as float32 rows of ``dimensions``; a value of
+    the wrong type is ``invalid_vectors_type``, a row of the wrong length ``invalid_vector_dimensions``,
+    both worded as the reference words them."""
     if raw is None or raw == []:
         return np.zeros((0, dimensions), dtype=np.float32)
-    rows = raw if isinstance(raw[0], list) else [raw]
+    nested = isinstance(raw[0], list)
+
+    def refuse(path: str, expected: str, value: Any) -> ApiError:
+        return ApiError(
+            "invalid_vectors_type",
+            f"Index `{index_uid}`: Bad embedder configuration in the document with id: `{external_id}`."
+            f" Invalid value type at `._vectors.{name}{path}`: expected {expected}, but found"
+            f" {_found(value)}",
+        )
+
+    rows = raw if nested else [raw]
     for number, row in enumerate(rows):
-        if not isinstance(row, list) or not all(
-            isinstance(x, int | float) and not isinstance(x, bool) for x in row
-        ):
-            raise ApiError(
-                "invalid_vectors_type",
-                f"Index `{index_uid}`: Bad embedder configuration in the document with id: `{external_id}`."
-                f" Expected `._vectors.{name}` to be an array of floats, an array of arrays of floats, or an"
-                " object with at least the field `regenerate`",
-            )
+        if not isinstance(row, list):
+            raise refuse(f"[{number}]", "an array", row)
+        if not set(map(type, row)) <= _NUMBERS:  # one pass in C; the loop below only names the culprit
+            for position, value in enumerate(row):
+                if type(value) not in _NUMBERS:
+                    path = f"[{number}][{position}]" if nested else f"[{position}]"
+                    raise refuse(path, "a number", value)
         if len(row) != dimensions:
             raise ApiError(
                 "invalid_vector_dimensions",
@@ -195,6 +209,28 @@ def _embeddings(index_uid: str, external_id: str, name: str, raw: Any, dimension
                 f" embedder `{name}` requires {dimensions}",
             )
     return np.asarray(rows, dtype=np.float32)
+
+
+_ABSENT: Any = object()
+_NUMBERS = frozenset({int, float})
+"""JSON numbers as orjson decodes them (``bool`` is a type of its own there)."""
+
+
+def _found(value: Any) -> str:
+    """How the reference names a JSON value of the wrong type: ``a boolean: `true```, ``null``."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        kind = "a boolean"
+    elif isinstance(value, int):
+        kind = "a positive integer" if value >= 0 else "a negative integer"
+    elif isinstance(value, float):
+        kind = "a float"
+    elif isinstance(value, str):
+        kind = "a string"
+    else:
+        kind = "an array" if isinstance(value, list) else "an object"
+    return f"{kind}: `{orjson.dumps(value).decode()}`"
 
 
 def template_config(config: dict[str, Any]) -> dict[str, Any]:

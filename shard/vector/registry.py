@@ -3,7 +3,7 @@
 LMDB is authoritative; a ``Space`` is what searches read. It changes only after the batch that
 changed the vectors committed (``after_commit``), from the committed values, so an aborted batch
 leaves it untouched. A restart must neither rebuild a large space from every stored vector nor serve
-a stale one, so each space is checkpointed (``checkpoint.py``: its rows, owners and IVF index in
+a stale one, so each space is checkpointed (``checkpoint.py``: its rows, owners and HNSW graph in
 one file, written to a temporary name, fsynced and renamed) together with the vector generation it
 reflects; every batch journals in LMDB, in its own transaction, which documents it changed. Opening
 loads the checkpoint and re-reads only the documents journaled after it; a checkpoint that does not
@@ -107,8 +107,7 @@ class VectorStore:
         if saved is not None:
             space, generation = saved
             changed = read_journal(env, txn, key[0], key[1], generation)
-            with space.lock:
-                _reread(env, txn, key, space, changed)
+            _reread(env, txn, key, space, changed)
             self.loaded_from_checkpoint[key] = len(changed)
             return _Loaded(space, record.base, record.generation, generation, len(changed))
         space = _rebuild(env, txn, key, record)
@@ -125,23 +124,43 @@ class VectorStore:
                 if old is not None:
                     checkpoint.remove(self.directory, key)
             for key in changes.reset | set(changes.changed):
-                record = load_space(env, txn, key[0], key[1])
-                if record is None:
+                try:
+                    self._follow(env, txn, key, changes.changed.get(key, BitMap()))
+                except Exception:
+                    # The batch is committed whatever happens here: a space that cannot follow it is
+                    # taken out of memory (searches find nothing in it) rather than served stale,
+                    # and its checkpoint removed so the next start rebuilds it from LMDB.
+                    log.exception("vector space dropped from memory", index=key[0], embedder=key[1])
                     self._spaces.pop(key, None)
-                    continue
-                loaded = self._spaces.get(key)
-                if loaded is None or loaded.base != record.base:
-                    space = _rebuild(env, txn, key, record)
-                    loaded = self._spaces[key] = _Loaded(space, record.base, record.generation, 0, space.size)
-                else:
-                    docs = changes.changed.get(key, BitMap())
-                    with loaded.space.lock:
-                        _reread(env, txn, key, loaded.space, docs)
-                    loaded.pending += len(docs)
-                    loaded.generation = record.generation
-                if _due(loaded):
-                    checkpoint.write(self.directory, key, loaded.space, record, loaded.generation)
-                    loaded.checkpointed, loaded.pending = loaded.generation, 0
+                    checkpoint.remove(self.directory, key)
+
+    def _follow(self, env: StoreEnv, txn: Txn, key: SpaceId, docs: BitMap) -> None:
+        record = load_space(env, txn, key[0], key[1])
+        if record is None:
+            self._spaces.pop(key, None)
+            return
+        loaded = self._spaces.get(key)
+        if loaded is None or loaded.base != record.base:
+            space = _rebuild(env, txn, key, record)
+            loaded = self._spaces[key] = _Loaded(space, record.base, record.generation, 0, space.size)
+        else:
+            _reread(env, txn, key, loaded.space, docs)
+            loaded.pending += len(docs)
+            loaded.generation = record.generation
+        if _due(loaded):
+            self._checkpoint(key, loaded)
+
+    def _checkpoint(self, key: SpaceId, loaded: _Loaded) -> None:
+        checkpoint.write(self.directory, key, loaded.space, loaded.base, loaded.generation)
+        loaded.checkpointed, loaded.pending = loaded.generation, 0
+
+    def close(self) -> None:
+        """At a clean stop, checkpoint every space with changes since its last checkpoint, so the next
+        start replays no journal."""
+        with self._lock:
+            for key, loaded in self._spaces.items():
+                if loaded.pending:
+                    self._checkpoint(key, loaded)
 
     def trim(self, env: StoreEnv, txn: Txn) -> None:
         """Inside a batch's transaction: drop the journal entries that checkpoints now hold."""
@@ -150,10 +169,12 @@ class VectorStore:
                 trim_journal(env, txn, index_id, embedder, loaded.checkpointed)
 
 
-CHECKPOINT_SHARE = 0.1
-"""A space is checkpointed once a tenth of its documents changed since its last checkpoint (a small
-space at every batch), so the journal a restart replays stays short and writing checkpoints costs at
-most about a tenth of the writes."""
+CHECKPOINT_SHARE = 0.25
+"""A space is checkpointed once a quarter of its documents changed since its last checkpoint (a small
+space at nearly every batch), and at a clean stop: a crash replays at most that share of the space
+from LMDB, and a space growing by batches is written a few times over: loaded in batches of 1,000 up
+to 100k 384-d documents, it is checkpointed 14 times (0.64 GB for 195 MB), against 28 times (1.56 GB)
+at a tenth (counted by simulating the rule)."""
 
 
 def _due(loaded: _Loaded) -> bool:
@@ -163,20 +184,22 @@ def _due(loaded: _Loaded) -> bool:
 
 
 def _rebuild(env: StoreEnv, txn: Txn, key: SpaceId, record: SpaceRecord) -> Space:
+    """A new space from every stored entry (no search sees it before it is registered)."""
     space = Space(record.dimensions, record.binary)
-    with space.lock:
-        for doc_id, value in iter_entries(env, txn, key[0], key[1]):
-            space.put(doc_id, decode_entry(value))
-        space.settle()
+    for doc_id, value in iter_entries(env, txn, key[0], key[1]):
+        space.put(doc_id, decode_entry(value))
+    space.settle()
     return space
 
 
 def _reread(env: StoreEnv, txn: Txn, key: SpaceId, space: Space, docs: BitMap) -> None:
-    """The documents' rows become what LMDB holds for them now (none when deleted)."""
-    for doc_id in docs:
-        entry = get_entry(env, txn, key[0], key[1], doc_id)
-        if entry is None:
-            space.remove(doc_id)
-        else:
-            space.put(doc_id, entry)
+    """The documents' rows become what LMDB holds for them now (none when deleted): entries are read
+    first, then applied under the write lock, so searches wait only for the rows to change."""
+    entries = [(doc_id, get_entry(env, txn, key[0], key[1], doc_id)) for doc_id in docs]
+    with space.lock.writing():
+        for doc_id, entry in entries:
+            if entry is None:
+                space.remove(doc_id)
+            else:
+                space.put(doc_id, entry)
     space.settle()

@@ -8,7 +8,8 @@
   ``userProvided`` drops them, as nothing can regenerate them);
 - a change of ``documentTemplate`` / ``documentTemplateMaxBytes`` re-embeds only the documents whose
   rendered text changed;
-- turning ``binaryQuantized`` on rewrites the stored embeddings as sign bits.
+- turning ``binaryQuantized`` on rewrites the stored embeddings as sign bits;
+- changed ``dimensions`` start the space again (user-provided vectors of the old size are dropped).
 
 Everything is embedded before anything is written, so a provider failure fails the settings task
 and leaves settings and vectors as they were.
@@ -38,16 +39,14 @@ class EmbedderChange:
     writer: VectorWriter
     index_id: int
     dropped: list[str] = field(default_factory=list)
+    """Embedders whose space goes (removed, or starting again)."""
     entries: list[tuple[str, int, Entry]] = field(default_factory=list)
-    """(embedder, doc id, entry) to store."""
-    removed: list[tuple[str, int]] = field(default_factory=list)
+    """(embedder, doc id, entry) to store, in order (a later one for a document wins)."""
     binary: set[str] = field(default_factory=set)
 
     def apply(self) -> None:
         for name in self.dropped:
             self.writer.drop((self.index_id, name))
-        for name, doc_id in self.removed:
-            self.writer.delete((self.index_id, name), doc_id)
         for name, doc_id, entry in self.entries:
             self.writer.put((self.index_id, name), doc_id, entry, name in self.binary)
 
@@ -64,16 +63,28 @@ def change_embedders(
         old = before.get(name)
         if config.get("binaryQuantized"):
             change.binary.add(name)
-        if old is not None and bool(config.get("binaryQuantized")) != bool(old.get("binaryQuantized")):
-            _requantize(writer, index_id, name, change)
-        if config.get("source") == USER_PROVIDED:
-            if old is not None and old.get("source") != USER_PROVIDED:
-                _drop_generated(writer, index_id, name, change)
+        generated = config.get("source") != USER_PROVIDED
+        if old is None:
+            if generated:
+                regenerate[name] = True
             continue
-        if old is None or regeneration_key(old) != regeneration_key(config):
+        resized = config.get("dimensions") != old.get("dimensions")
+        requantized = bool(config.get("binaryQuantized")) != bool(old.get("binaryQuantized"))
+        if not generated:
+            if resized:
+                _restart(writer, index_id, name, change, keep="none")  # they no longer fit
+            elif old.get("source") != USER_PROVIDED:
+                _restart(writer, index_id, name, change, keep="user")  # nothing can regenerate the others
+            elif requantized:
+                _restart(writer, index_id, name, change, keep="all")
+        elif regeneration_key(old) != regeneration_key(config) or resized:
+            _restart(writer, index_id, name, change, keep="user")
             regenerate[name] = True
-        elif any(template_config(old).get(f) != template_config(config).get(f) for f in _TEMPLATE_FIELDS):
-            regenerate[name] = False
+        else:
+            if requantized:
+                _restart(writer, index_id, name, change, keep="all")
+            if any(template_config(old).get(f) != template_config(config).get(f) for f in _TEMPLATE_FIELDS):
+                regenerate[name] = False
     if regenerate:
         _embed_documents(writer, index_id, index_uid, settings, after, regenerate, embedding, change)
     return change
@@ -115,14 +126,13 @@ def _embed_documents(
             change.entries.append((name, doc_id, Entry(vector.reshape(1, -1), False, hashed)))
 
 
-def _drop_generated(writer: VectorWriter, index_id: int, name: str, change: EmbedderChange) -> None:
-    for doc_id, value in iter_entries(writer.env, writer.txn, index_id, name):
-        if not decode_entry(value).user_provided:
-            change.removed.append((name, doc_id))
-
-
-def _requantize(writer: VectorWriter, index_id: int, name: str, change: EmbedderChange) -> None:
-    """Stored float embeddings rewritten as sign bits (``binaryQuantized`` cannot be turned off)."""
-    for doc_id, value in iter_entries(writer.env, writer.txn, index_id, name):
-        change.entries.append((name, doc_id, decode_entry(value)))
+def _restart(writer: VectorWriter, index_id: int, name: str, change: EmbedderChange, keep: str) -> None:
+    """The embedder's space starts again (its shape changed: dimensions, sign bits, or what generates
+    it), keeping ``all`` its stored entries (re-encoded), the ``user``-provided ones, or ``none``."""
     change.dropped.append(name)
+    if keep == "none":
+        return
+    for doc_id, value in iter_entries(writer.env, writer.txn, index_id, name):
+        entry = decode_entry(value)
+        if keep == "all" or entry.user_provided:
+            change.entries.append((name, doc_id, entry))

@@ -5,16 +5,20 @@ Rows live in slots of one matrix (normalised float32, or packed sign bits for ``
 embeddings: it scores with its best one). Freed slots are reused.
 
 Search is exact (one matrix-vector product over the candidate rows) while the space is small or the
-allowed documents few; past ``APPROXIMATE_FROM`` rows an IVF index (faiss, inner product, built over
-the slots as ids, ``ann.py``) answers with an ``IDSelectorBitmap`` of the allowed slots, and its
-candidates are re-scored exactly. Similarity is the cosine of the query and the document's best
-vector; over sign bits it is ``1 - 2 * hamming / d``, also in [-1, 1].
+allowed documents few; past ``APPROXIMATE_FROM`` rows an HNSW graph (faiss, inner product over
+quantised rows, ``ann.py``) proposes candidates among the allowed slots (``IDSelectorBitmap``), which
+are re-scored exactly, so similarities never depend on the index.
+Similarity is the cosine of the query and the document's best vector; over sign bits it is
+``1 - 2 * hamming / d``, also in [-1, 1].
 """
 
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 
+import faiss
 import numpy as np
 from pyroaring import BitMap
 
@@ -22,24 +26,67 @@ from shard.vector.ann import ApproximateIndex
 from shard.vector.storage import Entry
 
 APPROXIMATE_FROM = 20_000
-"""Rows from which the IVF index answers (bench/vectors.py: exact search passes 10 ms p50 around
-there on the development machine)."""
-EXACT_SHARE = 0.02
-"""With an IVF index, allowed rows below this share of the space are scored exactly instead: the
-probed lists would hold too few of them."""
+"""Rows from which the HNSW graph answers (bench/vectors.py: exact search p50 1.1-1.3 ms at 20k rows,
+3.3-6.7 ms at 50k and 6-20 ms at 100k on the loaded 2-core machine)."""
+EXACT_SHARE = 0.2
+"""Allowed rows below this share of the space are scored exactly instead (at 100k rows, 20k rows
+cost ~1.2 ms): a graph walk through a sparse selection strays far and loses recall."""
 
 Hits = list[tuple[int, float]]
 
 _POPCOUNT = np.array([bin(value).count("1") for value in range(256)], dtype=np.int32)
 
 
+class SharedLock:
+    """Many readers at once or one writer; a waiting writer holds new readers back. Searches release
+    the GIL inside faiss, so two cores answer two searches of one space at once."""
+
+    def __init__(self) -> None:
+        self._condition = threading.Condition()
+        self._readers = 0
+        self._writers = 0
+        """Writers waiting or writing."""
+        self._writing = False
+
+    @contextmanager
+    def reading(self) -> Iterator[None]:
+        with self._condition:
+            while self._writers:
+                self._condition.wait()
+            self._readers += 1
+        try:
+            yield
+        finally:
+            with self._condition:
+                self._readers -= 1
+                if not self._readers:
+                    self._condition.notify_all()
+
+    @contextmanager
+    def writing(self) -> Iterator[None]:
+        with self._condition:
+            self._writers += 1
+            while self._writing or self._readers:
+                self._condition.wait()
+            self._writing = True
+        try:
+            yield
+        finally:
+            with self._condition:
+                self._writing = False
+                self._writers -= 1
+                self._condition.notify_all()
+
+
 class Space:
-    """Not thread-safe by itself: ``lock`` guards every read and change."""
+    """One writer (the batch thread) and many searches: searches hold ``lock.reading()``; the writer
+    holds ``lock.writing()`` while it changes what searches read (``put``/``remove`` under it, ``settle``
+    takes it itself)."""
 
     def __init__(self, dimensions: int, binary: bool) -> None:
         self.dimensions = dimensions
         self.binary = binary
-        self.lock = threading.Lock()
+        self.lock = SharedLock()
         width = (dimensions + 7) // 8 if binary else dimensions
         self.rows = np.zeros((0, width), dtype=np.uint8 if binary else np.float32)
         self.owners = np.zeros(0, dtype=np.int64)
@@ -50,7 +97,7 @@ class Space:
         self.ann: ApproximateIndex | None = None
         self._removed: list[int] = []
         self._added: list[int] = []
-        """Slots changed since the IVF index last followed (``settle``): it removes in one scan."""
+        """Slots changed since the HNSW graph last followed (``settle``)."""
 
     @property
     def size(self) -> int:
@@ -101,22 +148,32 @@ class Space:
         return self.used - 1
 
     def settle(self) -> None:
-        """Bring the IVF index up to the rows after a batch of changes: freed slots removed in one scan,
-        then the slots holding new rows added. It is built once the space is large, rebuilt when the
-        space grew 4 times past what it was trained on (its clusters would no longer fit the data), and
-        dropped when the space is small again."""
+        """Bring the HNSW graph up to the rows after a batch of changes: removed rows' nodes marked
+        dead, new rows linked. It is built once the space is large, rebuilt once a quarter of its nodes
+        are dead, and dropped when the space is small again.
+
+        Called by the one writer without the lock: a new graph (seconds at 100k rows) is built from the
+        rows while searches go on, and only swapped in, or changed, under the lock."""
         removed, added = self._removed, self._added
         self._removed, self._added = [], []
         if self.binary or self.size < APPROXIMATE_FROM:
-            self.ann = None
-        elif self.ann is None or self.size > 4 * self.ann.trained_on:
+            with self.lock.writing():
+                self.ann = None
+            return
+        if self.ann is not None:
+            with self.lock.writing():
+                self.ann.remove(removed)
+        if self.ann is None or self.ann.stale:
             alive = np.flatnonzero(self.owners[: self.used] >= 0)
-            self.ann = ApproximateIndex.build(self.rows[alive], alive)
-        else:
-            self.ann.remove(removed)
-            fresh = sorted({slot for slot in added if self.owners[slot] >= 0})
-            if fresh:
-                self.ann.add(self.rows[fresh], fresh)
+            built = ApproximateIndex.build(self.rows[alive], alive)
+            with self.lock.writing():
+                self.ann = built
+            return
+        fresh = sorted({slot for slot in added if self.owners[slot] >= 0})
+        if fresh:
+            rows = self.rows[fresh]
+            with self.lock.writing():
+                self.ann.add(rows, fresh)
 
     # --- search --------------------------------------------------------------------------------------
 
@@ -124,16 +181,17 @@ class Space:
         """Up to ``k`` ``(doc id, similarity)`` among ``allowed``, best first, ties by doc id."""
         if k <= 0 or not allowed or self.size == 0:
             return []
-        q = self.prepare(query)[0]
+        q = np.ascontiguousarray(self.prepare(query)[0])
         owners = self.owners[: self.used]
         mask = _allowed_rows(owners, allowed)
         count = int(np.count_nonzero(mask))
         if count == 0:
             return []
         if self.ann is not None and count >= EXACT_SHARE * self.size:
-            found = self.ann.search(q, mask, owners, k)
-            if found is not None:
-                return found
+            slots = self.ann.candidates(q, mask, 4 * k + 16)
+            found = _best_documents(slots, self._scores(q, self.rows[slots]), owners, k)
+            if len(found) == k:
+                return found  # else the probed lists held too few allowed documents: exactly below
         candidates = np.flatnonzero(mask)
         if count > self.used // 2:
             # One product over every row and a mask is cheaper than copying most of them out.
@@ -141,11 +199,24 @@ class Space:
         return _best_documents(candidates, self._scores(q, self.rows[candidates]), owners, k)
 
     def _scores(self, q: np.ndarray, matrix: np.ndarray) -> np.ndarray:
-        """Similarity of ``q`` (prepared) to each row of ``matrix``."""
+        """Similarity of ``q`` (prepared) to each row of ``matrix``.
+
+        Float rows go through faiss's single-threaded SIMD inner products: numpy's product calls a
+        multi-threaded BLAS whose threads wait on a loaded 2-core machine (100k rows: ~8-16 ms against
+        ~5 ms, bench/vectors.py)."""
         if self.binary:
             distances = _POPCOUNT[np.bitwise_xor(matrix, q)].sum(axis=1)
             return (1.0 - 2.0 * distances / self.dimensions).astype(np.float32)
-        scores: np.ndarray = matrix @ q
+        matrix = np.ascontiguousarray(matrix)
+        scores = np.empty(len(matrix), dtype=np.float32)
+        if len(matrix):
+            faiss.fvec_inner_products_ny(  # type: ignore[attr-defined]
+                faiss.swig_ptr(scores),
+                faiss.swig_ptr(q),
+                faiss.swig_ptr(matrix),
+                self.dimensions,
+                len(matrix),
+            )
         return scores
 
 

@@ -75,9 +75,8 @@ def decode_entry(value: bytes) -> Entry:
     flags, hashed, m, d = _ENTRY.unpack_from(value)
     data = memoryview(value)[_ENTRY.size :]
     if flags & _BINARY:
-        bits = np.frombuffer(data, dtype=np.uint8).reshape(m, -1)
-        signs = np.unpackbits(bits, axis=1, count=d).astype(np.float32)
-        rows = signs * 2 - 1
+        bits = np.frombuffer(data, dtype=np.uint8).reshape(m, (d + 7) // 8)
+        rows = np.unpackbits(bits, axis=1, count=d).astype(np.float32)  # 1 positive, 0 not (as shown)
     else:
         rows = np.frombuffer(data, dtype=np.float32).reshape(m, d).copy()
     return Entry(rows, bool(flags & _USER), hashed)
@@ -132,11 +131,15 @@ def delete_space(env: StoreEnv, txn: Txn, index_id: int, embedder: str) -> None:
             positioned = cursor.delete()
 
 
-def spaces(env: StoreEnv, txn: Txn) -> Iterator[tuple[int, str, SpaceRecord]]:
-    """Every vector space of the store: ``(index id, embedder name, record)``."""
-    for key, value in txn.cursor(env.vector_spaces):
-        index_id = int.from_bytes(key[:4], "big")
-        yield index_id, key[6:].decode(), _decode_space(value)
+def spaces(env: StoreEnv, txn: Txn, index_id: int | None = None) -> Iterator[tuple[int, str, SpaceRecord]]:
+    """Every vector space of the store, or of one index: ``(index id, embedder name, record)``."""
+    prefix = b"" if index_id is None else index_prefix(index_id)
+    cursor = txn.cursor(env.vector_spaces)
+    positioned = cursor.set_range(prefix)
+    while positioned and cursor.key().startswith(prefix):
+        key = cursor.key()
+        yield int.from_bytes(key[:4], "big"), key[6:].decode(), _decode_space(cursor.value())
+        positioned = cursor.next()
 
 
 def entry_key(index_id: int, embedder: str, doc_id: int) -> bytes:

@@ -74,6 +74,10 @@ class VectorWriter:
         if record is None:
             generation = self.generation()
             record = self._records[key] = SpaceRecord(generation, generation, entry.dimensions, binary)
+        if entry.count and record.dimensions and entry.dimensions != record.dimensions:
+            # Ingestion checks dimensions and settings changes start a resized space again, so this
+            # would be a bug: abort the batch rather than store rows the space cannot hold.
+            raise ValueError(f"{entry.dimensions}-d embeddings for the {record.dimensions}-d space {key}")
         self._forget(key, record, doc_id)
         value = encode_entry(entry, record.binary)
         self.txn.put(entry_key(key[0], key[1], doc_id), value, db=self.env.vectors)

@@ -133,8 +133,10 @@ def test_embedder_document_template_and_its_max_bytes(cluster: RunningCluster, e
     embedders = {"rest": rest, "own": {"source": "userProvided", "dimensions": 2}}
     task = admin.wait_for_task(admin.index("embedded").update_embedders(embedders).task_uid)
     assert task.status == "succeeded", task
-    document = {"id": 1, "title": "Dune", "year": 1965, "_vectors": {"own": [0.1, 0.2]}}
-    admin.wait_for_task(admin.index("embedded").add_documents([document]).task_uid)
+    # `rest` given its vectors: its URL answers nothing, and embedding would fail the task
+    document = {"id": 1, "title": "Dune", "year": 1965, "_vectors": {"own": [0.1, 0.2], "rest": [0.3, 0.4]}}
+    added = admin.wait_for_task(admin.index("embedded").add_documents([document]).task_uid)
+    assert added.status == "succeeded", added
     given = {"kind": "indexDocument", "indexUid": "embedded", "id": "1"}
     template = {"kind": "documentTemplate", "indexUid": "embedded", "embedder": "rest"}
     response = _render(cluster, {"template": template, "input": given})

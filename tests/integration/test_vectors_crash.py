@@ -82,3 +82,33 @@ def test_a_shard_killed_while_embedding_loses_nothing_and_reloads_its_checkpoint
     opened = [line for line in cluster.output if "vector space opened" in line]
     assert opened, "the restarted shard opened its vector space"
     assert all("checkpoint" in line for line in opened), opened
+
+
+def test_canceling_a_batch_stops_a_slow_embedding_soon_and_stores_nothing(
+    cluster: RunningCluster, embedding_server: EmbeddingServer
+) -> None:
+    server = embedding_server
+    server.reset()
+    index = "crash-vectors-cancel"
+    embedder = {"source": "rest", "url": server.url + PATH, "dimensions": DIMENSIONS, **REST_SINGLE}
+    settings = {"embedders": {"r": {**embedder, "documentTemplate": "{{doc.title}}"}}}
+    assert _task(cluster, httpx.patch(f"{cluster.url}/indexes/{index}/settings", json=settings))[
+        "status"
+    ] == ("succeeded")
+    server.delay_s = 0.01  # 4,000 texts one per request: ~20 s a shard to embed them all
+    response = httpx.post(f"{cluster.url}/indexes/{index}/documents", json=_docs(0, 4000))
+    assert response.status_code == 202
+    deadline = time.monotonic() + 30
+    while server.requests[PATH] < 20:
+        assert time.monotonic() < deadline, "the batch never started embedding"
+        time.sleep(0.01)
+    started = time.monotonic()
+    cancel = httpx.post(f"{cluster.url}/tasks/cancel", params={"uids": response.json()["taskUid"]})
+    task = wait_task(cluster, response.json()["taskUid"], timeout=120)
+    waited = time.monotonic() - started
+    server.delay_s = 0.0
+    assert task["status"] == "canceled", task
+    assert waited < 10, f"the cancelation waited {waited:.1f} s for the embedder"
+    assert wait_task(cluster, cancel.json()["taskUid"])["status"] == "succeeded"
+    stats = httpx.get(f"{cluster.url}/indexes/{index}/stats").json()
+    assert (stats["numberOfDocuments"], stats["numberOfEmbeddings"]) == (0, 0)

@@ -70,6 +70,12 @@ def _texts(server: EmbeddingServer) -> int:
     return server.texts[PATH]
 
 
+def _title_embedder(cluster: RunningCluster, server: EmbeddingServer, index: str) -> None:
+    """Embedder ``r``: the REST server embeds each document's title."""
+    task = _settings(cluster, index, {"r": _rest(server, documentTemplate="{{doc.title}}")})
+    assert task["status"] == "succeeded", task
+
+
 TITLES = ["a", "bb", "ccc", "dddd", "eeeee", "ffffff", "ggggggg", "hhhhhhhh"]
 DOCS = [{"id": i, "title": title, "n": i} for i, title in enumerate(TITLES)]
 
@@ -78,10 +84,7 @@ def test_documents_are_embedded_once_and_again_only_when_their_text_changes(
     cluster: RunningCluster, server: EmbeddingServer
 ) -> None:
     index = "generated-texts"
-    assert (
-        _settings(cluster, index, {"r": _rest(server, documentTemplate="{{doc.title}}")})["status"]
-        == "succeeded"
-    )
+    _title_embedder(cluster, server, index)
     assert _add(cluster, index, DOCS)["status"] == "succeeded"
     assert _texts(server) == len(DOCS)
     assert _stats(cluster, index) == (8, 8, 8)
@@ -105,10 +108,7 @@ def test_user_provided_vectors_of_a_generated_embedder_are_kept_across_updates(
     cluster: RunningCluster, server: EmbeddingServer
 ) -> None:
     index = "generated-user"
-    assert (
-        _settings(cluster, index, {"r": _rest(server, documentTemplate="{{doc.title}}")})["status"]
-        == "succeeded"
-    )
+    _title_embedder(cluster, server, index)
     mine = [0.5] * DIMENSIONS
     docs = [
         {"id": 1, "title": "one", "_vectors": {"r": mine}},
@@ -138,14 +138,24 @@ def test_user_provided_vectors_of_a_generated_embedder_are_kept_across_updates(
         f"embedding #0 has dimensions 2\n  - note: embedder `r` requires {DIMENSIONS}"
     )
 
+    assert httpx.patch(f"{cluster.url}/experimental-features", json={"multimodal": True}).status_code == 200
+    for condition, ids in (
+        ("_vectors.r.documentTemplate EXISTS", [3, 5]),
+        ("_vectors.r.userProvided EXISTS", [1, 2, 4]),
+    ):
+        hits = httpx.post(f"{cluster.url}/indexes/{index}/search", json={"filter": condition}).json()["hits"]
+        assert sorted(hit["id"] for hit in hits) == ids, condition
+    deletion = httpx.post(
+        f"{cluster.url}/indexes/{index}/documents/delete", json={"filter": "_vectors.r.userProvided EXISTS"}
+    )
+    assert _task(cluster, deletion)["details"]["deletedDocuments"] == 3
+    assert _stats(cluster, index) == (2, 2, 2)
+
 
 def test_settings_changes_embed_what_they_must(cluster: RunningCluster, server: EmbeddingServer) -> None:
     index = "generated-settings"
     assert _add(cluster, index, DOCS)["status"] == "succeeded"
-    assert (
-        _settings(cluster, index, {"r": _rest(server, documentTemplate="{{doc.title}}")})["status"]
-        == "succeeded"
-    )
+    _title_embedder(cluster, server, index)
     assert _texts(server) == len(DOCS), "a new embedder embeds every document"
     assert _settings(cluster, index, {"r": {"documentTemplateMaxBytes": 4}})["status"] == "succeeded"
     assert _texts(server) == len(DOCS) + 4, "only the 4 titles longer than 4 bytes render differently"
@@ -178,10 +188,7 @@ def test_a_provider_failure_fails_its_task_and_stores_nothing(
     cluster: RunningCluster, server: EmbeddingServer
 ) -> None:
     index = "generated-failure"
-    assert (
-        _settings(cluster, index, {"r": _rest(server, documentTemplate="{{doc.title}}")})["status"]
-        == "succeeded"
-    )
+    _title_embedder(cluster, server, index)
     assert _add(cluster, index, DOCS[:4])["status"] == "succeeded"
     server.fail_next(10, 400, b'{"error": "refused"}')
     task = _add(cluster, index, DOCS[4:])
@@ -209,8 +216,5 @@ def test_a_provider_failure_fails_the_settings_change_and_keeps_the_settings(
     assert httpx.get(f"{cluster.url}/indexes/{index}/settings/embedders").json() == {}
     assert _stats(cluster, index) == (8, 0, 0)
     server.reset()
-    assert (
-        _settings(cluster, index, {"r": _rest(server, documentTemplate="{{doc.title}}")})["status"]
-        == "succeeded"
-    )
+    _title_embedder(cluster, server, index)
     assert _stats(cluster, index) == (8, 8, 8)

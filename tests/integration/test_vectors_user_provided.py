@@ -163,3 +163,140 @@ def test_updates_keep_or_replace_vectors_and_deletions_drop_them(cluster: Runnin
     assert _add(cluster, docs[:2], index)["status"] == "succeeded"
     assert vectors(1) == [[1.0, 1.0, 0.0]]
     assert [_stats(cluster, index)[name] for name in counts] == [2, 2, 2]
+
+
+@pytest.mark.parametrize(
+    ("vectors", "message"),
+    [
+        (
+            [1, True, 3],
+            "Invalid value type at `._vectors.e[1]`: expected a number, but found a boolean: `true`",
+        ),
+        ([1, "a", 3], 'Invalid value type at `._vectors.e[1]`: expected a number, but found a string: `"a"`'),
+        (
+            [[1, 2, 3], [1, None, 3]],
+            "Invalid value type at `._vectors.e[1][1]`: expected a number, but found null",
+        ),
+        (
+            [[1, 2, 3], 4],
+            "Invalid value type at `._vectors.e[1]`: expected an array, but found a positive integer: `4`",
+        ),
+    ],
+)
+def test_values_of_the_wrong_type_fail_the_task(cluster: RunningCluster, vectors: Any, message: str) -> None:
+    index = "user-vectors-types"
+    _task(cluster, httpx.patch(f"{cluster.url}/indexes/{index}/settings", json={"embedders": EMBEDDERS}))
+    task = _add(cluster, [{"id": 9, "_vectors": {"e": vectors}}], index)
+    assert task["error"]["code"] == "invalid_vectors_type"
+    assert task["error"]["message"] == (
+        f"Index `{index}`: Bad embedder configuration in the document with id: `9`. {message}"
+    )
+
+
+def test_regenerate_alone_gives_no_vectors_to_a_user_provided_embedder(cluster: RunningCluster) -> None:
+    index = "user-vectors-regenerate"
+    _task(cluster, httpx.patch(f"{cluster.url}/indexes/{index}/settings", json={"embedders": EMBEDDERS}))
+    task = _add(cluster, [{"id": 1, "_vectors": {"e": {"regenerate": True}}}], index)
+    assert task["error"]["code"] == "vector_embedding_error"
+    assert "no vectors provided for document `1`" in task["error"]["message"]
+    assert _add(cluster, [{"id": 1, "_vectors": {"e": [1, 2, 3]}}], index)["status"] == "succeeded"
+    assert _add(cluster, [{"id": 1, "_vectors": {"e": {"regenerate": True}}}], index)["status"] == "succeeded"
+    url = f"{cluster.url}/indexes/{index}/documents/1"
+    shown = httpx.get(url, params={"retrieveVectors": "true"}).json()["_vectors"]
+    assert shown == {"e": {"embeddings": [[1.0, 2.0, 3.0]], "regenerate": False}}, "kept as stored"
+
+
+def test_settings_reshaping_the_space(cluster: RunningCluster) -> None:
+    """``binaryQuantized`` turned on keeps the vectors as sign bits (shown as 1 and 0, as the reference
+    shows them); new ``dimensions`` drop them (the reference keeps them, stale)."""
+    index = "user-vectors-reshape"
+    _task(cluster, httpx.patch(f"{cluster.url}/indexes/{index}/settings", json={"embedders": EMBEDDERS}))
+    docs = [{"id": i, "_vectors": {"e": [i - 2, 0.5, -1]}} for i in range(5)]
+    assert _add(cluster, docs, index)["status"] == "succeeded"
+    binary = {"embedders": {"e": {"binaryQuantized": True}}}
+    assert _task(cluster, httpx.patch(f"{cluster.url}/indexes/{index}/settings", json=binary))["status"] == (
+        "succeeded"
+    )
+    shown = {doc["id"]: doc["_vectors"]["e"] for doc in _documents_of(cluster, index)}
+    assert shown[0] == {"embeddings": [[0.0, 1.0, 0.0]], "regenerate": False}
+    assert shown[4] == {"embeddings": [[1.0, 1.0, 0.0]], "regenerate": False}
+    assert [_stats(cluster, index)[name] for name in ("numberOfEmbeddings", "numberOfEmbeddedDocuments")] == [
+        5,
+        5,
+    ]
+    resized = {"embedders": {"e": {"dimensions": 2}}}
+    assert _task(cluster, httpx.patch(f"{cluster.url}/indexes/{index}/settings", json=resized))["status"] == (
+        "succeeded"
+    )
+    assert _stats(cluster, index)["numberOfEmbeddings"] == 0
+    assert _add(cluster, [{"id": 0, "_vectors": {"e": [0.5, -0.5]}}], index)["status"] == "succeeded"
+    assert _documents_of(cluster, index)[0]["_vectors"]["e"] == {
+        "embeddings": [[1.0, 0.0]],
+        "regenerate": False,
+    }
+
+
+def _documents_of(cluster: RunningCluster, index: str) -> list[dict[str, Any]]:
+    url = f"{cluster.url}/indexes/{index}/documents"
+    docs: list[dict[str, Any]] = httpx.get(url, params={"retrieveVectors": "true"}).json()["results"]
+    return sorted(docs, key=lambda doc: doc["id"])
+
+
+def test_stats_count_every_embedding_and_each_embedded_document_once(cluster: RunningCluster) -> None:
+    """Two embedders (the reference's answer to the same documents: 5 embeddings, 3 documents)."""
+    index = "user-vectors-two"
+    embedders = {**EMBEDDERS, "f": {"source": "userProvided", "dimensions": 2, "binaryQuantized": True}}
+    _task(cluster, httpx.patch(f"{cluster.url}/indexes/{index}/settings", json={"embedders": embedders}))
+    docs = [
+        {"id": 1, "_vectors": {"e": [1, 2, 3], "f": [0.5, -0.2]}},
+        {"id": 2, "_vectors": {"e": [1, 2, 3], "f": None}},
+        {"id": 3, "_vectors": {"e": None, "f": [[1, 1], [-1, 2]]}},
+    ]
+    assert _add(cluster, docs, index)["status"] == "succeeded"
+    stats = _stats(cluster, index)
+    assert (stats["numberOfEmbeddings"], stats["numberOfEmbeddedDocuments"]) == (5, 3)
+    shown = {doc["id"]: doc["_vectors"] for doc in _documents_of(cluster, index)}
+    assert shown[3] == {
+        "e": {"embeddings": [], "regenerate": False},
+        "f": {"embeddings": [[1.0, 1.0], [0.0, 1.0]], "regenerate": False},
+    }
+
+
+@pytest.mark.usefixtures("index")
+def test_vector_filters_select_from_the_stored_embeddings(cluster: RunningCluster) -> None:
+    """``_vectors…EXISTS`` (multimodal feature) on search and document reads."""
+    enabled = httpx.patch(f"{cluster.url}/experimental-features", json={"multimodal": True})
+    assert enabled.status_code == 200, enabled.text
+    expected = {
+        "_vectors EXISTS": [1, 2, 3],
+        "_vectors.e EXISTS": [1, 2, 3],
+        "NOT _vectors.e EXISTS": [4, 5],
+        "_vectors.e.userProvided EXISTS": [1, 2, 4, 5],
+        "_vectors.e.regenerate EXISTS": [3],
+        "_vectors.e.documentTemplate EXISTS": [],
+        "_vectors.e.fragments.f EXISTS": [],
+        "_vectors.other EXISTS": [],
+    }
+    for condition, ids in expected.items():
+        body = {"filter": condition, "limit": 100}
+        hits = httpx.post(f"{cluster.url}/indexes/{INDEX}/search", json=body).json()["hits"]
+        assert sorted(hit["id"] for hit in hits) == ids, condition
+        fetched = httpx.post(f"{cluster.url}/indexes/{INDEX}/documents/fetch", json=body).json()["results"]
+        assert sorted(doc["id"] for doc in fetched) == ids, condition
+
+
+def test_vectors_follow_their_index_through_a_rename_and_a_swap(cluster: RunningCluster) -> None:
+    first, second = "user-vectors-swap-a", "user-vectors-swap-b"
+    for index, value in ((first, 1), (second, 2)):
+        _task(cluster, httpx.patch(f"{cluster.url}/indexes/{index}/settings", json={"embedders": EMBEDDERS}))
+        assert _add(cluster, [{"id": 1, "_vectors": {"e": [value, 0, 0]}}], index)["status"] == "succeeded"
+    swapped = httpx.post(f"{cluster.url}/swap-indexes", json=[{"indexes": [first, second]}])
+    assert _task(cluster, swapped)["status"] == "succeeded"
+    assert _documents_of(cluster, first)[0]["_vectors"]["e"]["embeddings"] == [[2.0, 0.0, 0.0]]
+    assert _documents_of(cluster, second)[0]["_vectors"]["e"]["embeddings"] == [[1.0, 0.0, 0.0]]
+    renamed = httpx.patch(f"{cluster.url}/indexes/{first}", json={"uid": "user-vectors-swap-c"})
+    assert _task(cluster, renamed)["status"] == "succeeded"
+    assert _documents_of(cluster, "user-vectors-swap-c")[0]["_vectors"]["e"]["embeddings"] == [
+        [2.0, 0.0, 0.0]
+    ]
+    assert _stats(cluster, "user-vectors-swap-c")["numberOfEmbeddings"] == 1

@@ -40,8 +40,11 @@ class Shard:
         return self.apply({"op": "addDocuments", "mode": "replace", "documents": entries})
 
     def reopen(self) -> Shard:
+        """As after a crash: the spaces are not closed (checkpointed) first."""
         self.env.close()
-        return Shard(self.path)
+        reopened = Shard(self.path)
+        reopened.batches = self.batches  # batch uids go on (an applied uid answers from its record)
+        return reopened
 
 
 @pytest.fixture
@@ -106,6 +109,11 @@ def test_reopening_replays_the_journal_past_the_checkpoint(
     query = np.array([0, 0, 1], dtype=np.float32)
     hits = nearest(reopened.vectors, 0, "e", query, 60, BitMap(range(100)))
     assert hits[0] == (7, pytest.approx(1.0)) and 3 not in _ids(hits) and len(hits) == 49
+    reopened.apply({"op": "deleteDocuments", "ids": ["4"]})
+    reopened.vectors.close()  # a clean stop checkpoints what changed
+    again = reopened.reopen()
+    assert again.vectors.loaded_from_checkpoint == {(0, "e"): 0}
+    assert len(nearest(again.vectors, 0, "e", query, 60, BitMap(range(100)))) == 48
 
 
 def test_a_checkpoint_of_a_cleared_index_is_not_taken_for_its_new_vectors(shard: Shard) -> None:
@@ -125,13 +133,14 @@ def test_binary_quantized_vectors_score_by_hamming_in_minus_one_to_one(tmp_path:
             {"id": 0, "_vectors": {"b": [1, 1, 1, 1, 1, 1, 1, 1]}},
             {"id": 1, "_vectors": {"b": [-1, -1, -1, -1, -1, -1, -1, -1]}},
             {"id": 2, "_vectors": {"b": [1, 1, 1, 1, -1, -1, -1, -1]}},
+            {"id": 3, "_vectors": {"b": None}},
         ]
     )
     query = np.full(8, 0.3, dtype=np.float32)
-    assert nearest(shard.vectors, 0, "b", query, 3, BitMap([0, 1, 2])) == [(0, 1.0), (2, 0.0), (1, -1.0)]
+    assert nearest(shard.vectors, 0, "b", query, 4, BitMap([0, 1, 2, 3])) == [(0, 1.0), (2, 0.0), (1, -1.0)]
     with shard.env.lmdb.begin() as txn:
         stored = document_vectors(shard.env, txn, 0, "b", 2)
-        assert stored is not None and stored.tolist() == [[1, 1, 1, 1, -1, -1, -1, -1]]
+        assert stored is not None and stored.tolist() == [[1, 1, 1, 1, 0, 0, 0, 0]]
     shard.env.close()
 
 
@@ -154,8 +163,27 @@ def test_the_approximate_index_answers_large_spaces_and_follows_changes(
     allowed = BitMap(range(0, 2000, 10))
     hits = nearest(shard.vectors, 0, "e", query, 10, allowed)
     assert len(hits) == 10 and BitMap(_ids(hits)) <= allowed
+    everything = BitMap(range(2000))
+    best = nearest(shard.vectors, 0, "e", vectors[7], 10, everything)
+    assert best[0][0] == 7 and best[0][1] == pytest.approx(1.0), "graph candidates, scored exactly"
     reopened = shard.reopen()
     reloaded = reopened.vectors.space(0, "e")
-    assert reloaded is not None and reloaded.ann is not None
+    assert reloaded is not None and reloaded.ann is not None and reloaded.ann.dead == 1
     assert _ids(nearest(reopened.vectors, 0, "e", query, 10, allowed)) == _ids(hits)
+    assert nearest(reopened.vectors, 0, "e", vectors[7], 10, everything) == best
+    reopened.apply({"op": "deleteDocuments", "ids": [str(i) for i in range(1000, 1600)]})
+    rebuilt = reopened.vectors.space(0, "e")
+    assert rebuilt is not None and rebuilt.ann is not None
+    assert rebuilt.ann.dead == 0 and len(rebuilt.ann.graph_slots) == 1399, "a quarter dead: rebuilt"
     reopened.env.close()
+
+
+def test_deleting_an_index_drops_its_space_and_checkpoint(shard: Shard) -> None:
+    shard.add([{"id": i, "_vectors": {"e": [1, i, 0]}} for i in range(3)])
+    checkpoints = shard.path / "vectors"
+    assert [path.name for path in checkpoints.iterdir()] != []
+    shard.apply({"op": "deleteIndex"})
+    assert shard.vectors.space(0, "e") is None
+    assert list(checkpoints.iterdir()) == []
+    with shard.env.lmdb.begin() as txn:
+        assert all(txn.stat(db)["entries"] == 0 for db in shard.env.vector_tables)

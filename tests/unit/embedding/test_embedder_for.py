@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-import re
 import threading
+import time
 from typing import Any
 
 import numpy as np
 import pytest
 
 from common.settings.embedders import resolved_embedder
-from shard.embedding import Embedder, EmbeddingError, embedder_for, regeneration_key
+from shard.embedding import Embedder, EmbeddingError, check_composite, embedder_for, regeneration_key
 from tests.support.embedding_servers import MINILM, REST_BATCH, EmbeddingServer
 
 
@@ -61,8 +61,13 @@ def test_concurrent_first_uses_build_one_embedder(server: EmbeddingServer) -> No
 def test_failed_builds_are_not_remembered(server: EmbeddingServer) -> None:
     config = resolved_embedder({"source": "ollama", "model": "flaky", "url": server.url + "/api/embeddings"})
     server.fail_next(1, 404, b'{"error":"model \\"flaky\\" not found, try pulling it first"}')
-    with pytest.raises(EmbeddingError, match=re.escape('answered with status 404: {"error":"model')):
+    with pytest.raises(EmbeddingError) as raised:
         embedder_for(config)
+    assert raised.value.message == (
+        "Error while generating embeddings: user error: could not determine model dimensions:\n"
+        f"  - test embedding failed with user error: embedding server `{server.url}/api/embeddings` answered "
+        'HTTP 404:\n  - server replied with `{"error":"model \\"flaky\\" not found, try pulling it first"}`'
+    )
     assert embedder_for(config).dimensions == 384
 
 
@@ -70,7 +75,7 @@ def test_unknown_openai_model() -> None:
     with pytest.raises(EmbeddingError) as raised:
         embedder_for(resolved_embedder({"source": "openAi", "model": "gpt-4"}))
     assert raised.value.message == (
-        "Invalid model `gpt-4` for OpenAI. Supported models: "
+        "Error while generating embeddings: user error: Invalid model `gpt-4` for OpenAI. Supported models: "
         "['text-embedding-ada-002', 'text-embedding-3-small', 'text-embedding-3-large']"
     )
 
@@ -133,3 +138,43 @@ def _key(embedder: dict[str, Any]) -> str:
 )  # fmt: skip
 def test_regeneration_key(before: dict[str, Any], after: dict[str, Any], regenerates: bool) -> None:
     assert (_key(before) != _key(after)) is regenerates
+
+
+def test_a_slow_build_does_not_hold_up_other_embedders(server: EmbeddingServer) -> None:
+    slow = resolved_embedder({"source": "ollama", "model": "slow", "url": server.url + "/api/embed"})
+    server.delay_s = 1.0
+    probing = threading.Thread(target=embedder_for, args=(slow,))
+    probing.start()
+    time.sleep(0.2)  # the probe is waiting for its answer
+    started = time.monotonic()
+    embedder_for(
+        resolved_embedder({"source": "ollama", "model": "other", "url": server.url, "dimensions": 3})
+    )
+    assert time.monotonic() - started < 0.5
+    probing.join()
+
+
+def test_check_composite_accepts_the_same_model_behind_both_sides(server: EmbeddingServer) -> None:
+    rest = {"source": "rest", "url": server.url + "/rest", **REST_BATCH, "dimensions": 384}
+    check_composite(
+        resolved_embedder({"source": "composite", "searchEmbedder": MINILM, "indexingEmbedder": rest})
+    )
+
+
+def test_check_composite_refuses_sides_that_disagree(server: EmbeddingServer) -> None:
+    cls = {**MINILM, "pooling": "forceCls"}
+    with pytest.raises(EmbeddingError) as raised:
+        check_composite(
+            resolved_embedder({"source": "composite", "searchEmbedder": MINILM, "indexingEmbedder": cls})
+        )
+    assert raised.value.message.startswith(
+        "Error while generating embeddings: user error: composite embedder: the search and indexing "
+        "embedders do not produce the same vectors:\n  - cosine distance 0."
+    )
+    ollama = {"source": "ollama", "model": "m", "url": server.url + "/api/embed", "dimensions": 3}
+    with pytest.raises(
+        EmbeddingError, match="the indexing embedder produces 3 dimensions, the search embedder 384"
+    ):
+        check_composite(
+            resolved_embedder({"source": "composite", "searchEmbedder": MINILM, "indexingEmbedder": ollama})
+        )

@@ -18,6 +18,8 @@ from shard.embedding.openai import OpenAiEmbedder
 from shard.embedding.rest import RestEmbedder
 from tests.support.embedding_servers import REST_BATCH, REST_SINGLE, EmbeddingServer
 
+USER_ERROR = "Error while generating embeddings: user error: "
+RUNTIME_ERROR = "Error while generating embeddings: runtime error: "
 TEXTS = [f"document {i} about {topic}" for i, topic in enumerate(["cats", "space", "cooking"] * 50)]
 
 
@@ -70,8 +72,10 @@ def test_openai_key_falls_back_to_the_environment(
     with pytest.raises(EmbeddingError) as raised:
         OpenAiEmbedder(config).embed_query("x")  # the first variable wins, and is wrong here
     assert raised.value.message == (
-        f"OpenAI: `{server.url}/v1/embeddings` answered with status 401: "
-        '{"error":{"message":"Incorrect API key provided","code":"invalid_api_key"}}'
+        f"{USER_ERROR}embedding server `{server.url}/v1/embeddings` answered HTTP 401:\n"
+        '  - server replied with `{"error":{"message":"Incorrect API key provided",'
+        '"code":"invalid_api_key"}}`\n'
+        "  - Hint: check the `apiKey` or `headers` of the embedder"
     )
     assert server.last_headers["authorization"] == "Bearer search-key"
 
@@ -112,15 +116,18 @@ def test_rest_single_template_sends_one_text_per_request(server: EmbeddingServer
 
 
 def test_rest_wrong_dimensions_and_template_errors(server: EmbeddingServer) -> None:
-    with pytest.raises(EmbeddingError, match="REST: expected embeddings of 512 dimensions, got 384"):
+    with pytest.raises(EmbeddingError) as raised:
         _rest(server, REST_SINGLE, dimensions=512).embed_query("x")
+    assert raised.value.message == (
+        f"{USER_ERROR}`{server.url}/rest` answered embeddings of 384 dimensions, the embedder has 512"
+    )
     with pytest.raises(EmbeddingError, match=re.escape('in `request`: "{{text}}" not found')):
         _rest(server, {"request": {"t": "x"}, "response": REST_SINGLE["response"]})
     wrong_path = {"request": REST_SINGLE["request"], "response": {"result": {"values": "{{embedding}}"}}}
     with pytest.raises(EmbeddingError) as raised:
         _rest(server, wrong_path, dimensions=384).embed_query("x")
     assert raised.value.message == (
-        f"REST: the answer of `{server.url}/rest` does not match `response`: in `response.result`: "
+        f"{USER_ERROR}the answer of `{server.url}/rest` does not match `response`: in `response.result`: "
         "missing field `values`"
     )
 
@@ -141,9 +148,9 @@ def test_final_failure_names_the_last_answer(server: EmbeddingServer) -> None:
     assert server.requests["/rest"] == 6
     assert raised.value.code == "vector_embedding_error"
     assert raised.value.message == (
-        f"REST: `{server.url}/rest` failed after 6 attempts, last: status 502: "
+        f"{RUNTIME_ERROR}embedding server `{server.url}/rest` answered HTTP 502:\n  - server replied with `"
         + ("upstream model crashed " * 20)[:200]
-        + "…"
+        + "…`\n  - gave up after 6 attempts"
     )
 
 
@@ -152,9 +159,9 @@ def test_client_errors_are_not_retried(server: EmbeddingServer) -> None:
     server.fail_next(1, 400, b'{"error": "bad input"}')
     with pytest.raises(EmbeddingError) as raised:
         embedder.embed_documents(["x"])
-    assert (
-        raised.value.message
-        == f'REST: `{server.url}/rest` answered with status 400: {{"error": "bad input"}}'
+    assert raised.value.message == (
+        f"{USER_ERROR}embedding server `{server.url}/rest` answered HTTP 400:\n"
+        '  - server replied with `{"error": "bad input"}`'
     )
     assert server.requests["/rest"] == 1
 
@@ -166,7 +173,12 @@ def test_connection_failures_are_retried_then_reported() -> None:
     started = time.monotonic()
     with pytest.raises(EmbeddingError) as raised:
         RestEmbedder({"source": "rest", "url": url, **REST_SINGLE})
-    assert raised.value.message.startswith(f"REST: `{url}` failed after 6 attempts, last: could not connect:")
+    assert raised.value.message == (
+        f"{RUNTIME_ERROR}could not determine model dimensions:\n"
+        "  - test embedding failed with runtime error: "
+        f"could not reach embedding server `{url}`:\n  - [Errno 111] Connection refused\n"
+        "  - gave up after 6 attempts"
+    )
     assert time.monotonic() - started < 10
 
 
@@ -183,8 +195,9 @@ def test_the_guard_refuses_loopback_unless_allowed(server: EmbeddingServer) -> N
     with pytest.raises(EmbeddingError) as raised:
         _rest(server, REST_SINGLE, dimensions=384).embed_query("x")
     assert raised.value.message == (
-        f"REST: could not reach `{server.url}/rest`: `127.0.0.1` resolves to 127.0.0.1, which is not a "
-        "public address; allow its network with `--experimental-allowed-ip-networks`"
+        f"{RUNTIME_ERROR}could not reach embedding server `{server.url}/rest`:\n"
+        "  - `127.0.0.1` resolves to 127.0.0.1, which is not a public address; allow its network with "
+        "`--experimental-allowed-ip-networks`"
     )
     assert server.requests["/rest"] == 0
     configure_outbound(AllowedNetworks.from_option("10.0.0.0/8"))

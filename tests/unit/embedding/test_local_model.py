@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from shard.embedding import EmbeddingError, embedder_for
-from shard.embedding.local import LocalEmbedder
+from shard.embedding.local import LocalEmbedder, Runtime
 from shard.embedding.model_files import PACKAGED_MODELS, _packaged_zip
 
 MINILM = "sentence-transformers/all-MiniLM-L6-v2"
@@ -21,8 +21,9 @@ _SENTENCE_TRANSFORMERS = {
 }
 
 
-def test_vectors_match_sentence_transformers() -> None:
-    vectors = LocalEmbedder(MINILM).embed_documents(list(_SENTENCE_TRANSFORMERS))
+@pytest.mark.parametrize("runtime", ["numpy", "onnx"])
+def test_vectors_match_sentence_transformers(runtime: Runtime) -> None:
+    vectors = LocalEmbedder(MINILM, runtime=runtime).embed_documents(list(_SENTENCE_TRANSFORMERS))
     np.testing.assert_allclose(vectors[:, :6], list(_SENTENCE_TRANSFORMERS.values()), atol=2e-6)
 
 
@@ -38,8 +39,9 @@ def test_vectors_are_normalised_and_paraphrases_closest() -> None:
     assert similarity[0, 1] > 0.7 > 0.1 > similarity[0, 2]
 
 
-def test_batching_and_length_sorting_keep_each_text_its_vector() -> None:
-    embedder = LocalEmbedder(MINILM, batch_size=3)
+@pytest.mark.parametrize("runtime", ["numpy", "onnx"])
+def test_batching_and_length_sorting_keep_each_text_its_vector(runtime: Runtime) -> None:
+    embedder = LocalEmbedder(MINILM, batch_size=3, runtime=runtime)
     texts = [f"{'word ' * (i * 7 % 23)}text number {i}" for i in range(10)]
     together = embedder.embed_documents(texts)
     for text, vector in zip(texts, together, strict=True):
@@ -86,6 +88,7 @@ def test_unknown_models_are_refused_with_what_works(model: str) -> None:
         embedder_for({"source": "huggingFace", "model": model})
     assert raised.value.code == "vector_embedding_error"
     assert raised.value.message == (
+        "Error while generating embeddings: user error: "
         f"Model `{model}` is not available: models are never downloaded. Use "
         "`sentence-transformers/all-MiniLM-L6-v2` (shipped with the server) or the path of a local directory "
         "holding a sentence-transformers model (config.json, tokenizer.json, model.safetensors)."
