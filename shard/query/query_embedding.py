@@ -16,7 +16,6 @@ from typing import Any, Final
 import numpy as np
 import orjson
 
-from common.errors import ApiError
 from shard.embedding import EmbeddingError, embedder_for
 
 _NOT_SHAPING: Final = frozenset(
@@ -53,13 +52,12 @@ def expected_dimensions(config: dict[str, Any]) -> int | None:
         return None
 
 
-def user_provided_error(text: str) -> ApiError:
+def user_provided_error(text: str) -> EmbeddingError:
     """The reference's answer to embedding a query with an embedder whose vectors come with the
     documents (a semantic search without ``vector``)."""
-    return ApiError(
-        "vector_embedding_error",
-        "Error while generating embeddings: user error: attempt to embed the following text in a"
-        f" configuration where embeddings must be user provided:\n  - `{text}`",
+    return EmbeddingError(
+        "attempt to embed the following text in a configuration where embeddings must be user"
+        f" provided:\n  - `{text}`"
     )
 
 
@@ -81,12 +79,7 @@ class QueryEmbeddings:
         cached = self._get(key, text)
         if cached is not None:
             return cached
-        try:
-            vector = embedder_for(config, side="search").embed_query(text)
-        except EmbeddingError as error:
-            raise ApiError(
-                "vector_embedding_error", f"Error while generating embeddings: {error.message}"
-            ) from None
+        vector = embedder_for(config, side="search").embed_query(text)  # EmbeddingError: the contract's
         self._put(key, text, vector)
         return vector
 
