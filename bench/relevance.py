@@ -5,20 +5,14 @@ aerodynamics abstracts, 225 queries with graded judgments, BEIR layout) gives a 
 with ranking changes and can be set beside published reference points (``shared/api/README.md``:
 BM25 with Porter stemming 0.367 nDCG@10).
 
-The metrics follow BEIR's ``EvaluateRetrieval.evaluate`` (pytrec_eval, i.e. trec_eval's ``ndcg_cut``,
-``recall`` and BEIR's ``mrr``) so that the figures are comparable with those references:
-
-- gain is the judged grade itself (linear, not ``2^rel - 1``), discounted by ``log2(rank + 1)``; the
-  ideal ranking is built from every judged document of the query, not only the retrieved ones;
-- a query whose hits are empty scores 0 (BEIR's run holds every query), and queries without any
-  positive judgment are left out of the means (Cranfield has none);
-- a document whose id equals the query id is dropped from that query's hits (BEIR's default
-  ``ignore_identical_ids=True``; on Cranfield it touches query 225 only, which judges document 225).
+The metrics follow BEIR's (``relevance_metrics.py``), so that the figures compare with those references.
 
 The index gets the settings a user would give an English scientific corpus: ``searchableAttributes``
 title then text, and the SMART English stop-word list (``--stop-words none`` measures without it).
 Cranfield queries are questions ("what similarity laws must be obeyed when ..."): without stop words
 their first terms and the terms every hit must contain are words like "what", "are" or "the".
+
+``--modes vector,hybrid`` adds MiniLM's vector-only and hybrid figures (``relevance_vectors.py``).
 
 Beside the engine's figures, each strategy gets the best nDCG@10 its ``words`` rule leaves room for.
 Every candidate of a query is fetched with its ``words`` bucket; the bound keeps the buckets in order
@@ -41,12 +35,13 @@ from typing import Any
 import httpx
 import orjson
 
-from bench import datasets
+from bench import datasets, relevance_vectors
+from bench.relevance_metrics import K, Qrels, evaluate
+from bench.stop_words import SMART_STOP_WORDS
 from tests.support.cluster import RunningCluster
 
 INDEX = "cranfield"
 CRANFIELD_DIR = datasets.DATASETS_DIR / "cranfield"
-K = 10
 STRATEGIES = ("last", "all", "frequency")
 # The contract keeps only the first 10 query terms (search.md §1.1); most Cranfield queries are longer.
 QUERY_TERM_LIMIT = 10
@@ -56,101 +51,7 @@ MAX_TOTAL_HITS = 2000
 REFERENCES = {"BM25 + Porter": 0.367, "MiniLM-L6 dense": 0.382, "hybrid (0.7 dense)": 0.421}
 _WORD = re.compile(r"\w+")
 SEARCHABLE_ATTRIBUTES = ["title", "text"]
-# The SMART system's English stop list (571 lines, "would" twice), as published with RCV1: Lewis et al.,
-# JMLR 5 (2004), appendix 11, english.stop. The classic IR list, of the Cranfield experiments' era;
-# on these queries it beats NLTK's (179 words), Glasgow's (sklearn, 318) and Lucene's (33).
-_SMART_TEXT = """
-    a a's able about above according accordingly across actually after afterwards again against ain't all
-    allow allows almost alone along already also although always am among amongst an and another any anybody
-    anyhow anyone anything anyway anyways anywhere apart appear appreciate appropriate are aren't around as
-    aside ask asking associated at available away awfully b be became because become becomes becoming been
-    before beforehand behind being believe below beside besides best better between beyond both brief but by
-    c c'mon c's came can can't cannot cant cause causes certain certainly changes clearly co com come comes
-    concerning consequently consider considering contain containing contains corresponding could couldn't
-    course currently d definitely described despite did didn't different do does doesn't doing don't done
-    down downwards during e each edu eg eight either else elsewhere enough entirely especially et etc even
-    ever every everybody everyone everything everywhere ex exactly example except f far few fifth first five
-    followed following follows for former formerly forth four from further furthermore g get gets getting
-    given gives go goes going gone got gotten greetings h had hadn't happens hardly has hasn't have haven't
-    having he he's hello help hence her here here's hereafter hereby herein hereupon hers herself hi him
-    himself his hither hopefully how howbeit however i i'd i'll i'm i've ie if ignored immediate in inasmuch
-    inc indeed indicate indicated indicates inner insofar instead into inward is isn't it it'd it'll it's
-    its itself j just k keep keeps kept know known knows l last lately later latter latterly least less lest
-    let let's like liked likely little look looking looks ltd m mainly many may maybe me mean meanwhile
-    merely might more moreover most mostly much must my myself n name namely nd near nearly necessary need
-    needs neither never nevertheless new next nine no nobody non none noone nor normally not nothing novel
-    now nowhere o obviously of off often oh ok okay old on once one ones only onto or other others otherwise
-    ought our ours ourselves out outside over overall own p particular particularly per perhaps placed
-    please plus possible presumably probably provides q que quite qv r rather rd re really reasonably
-    regarding regardless regards relatively respectively right s said same saw say saying says second
-    secondly see seeing seem seemed seeming seems seen self selves sensible sent serious seriously seven
-    several shall she should shouldn't since six so some somebody somehow someone something sometime
-    sometimes somewhat somewhere soon sorry specified specify specifying still sub such sup sure t t's take
-    taken tell tends th than thank thanks thanx that that's thats the their theirs them themselves then
-    thence there there's thereafter thereby therefore therein theres thereupon these they they'd they'll
-    they're they've think third this thorough thoroughly those though three through throughout thru thus to
-    together too took toward towards tried tries truly try trying twice two u un under unfortunately unless
-    unlikely until unto up upon us use used useful uses using usually uucp v value various very via viz vs w
-    want wants was wasn't way we we'd we'll we're we've welcome well went were weren't what what's whatever
-    when whence whenever where where's whereafter whereas whereby wherein whereupon wherever whether which
-    while whither who who's whoever whole whom whose why will willing wish with within without won't wonder
-    would wouldn't x y yes yet you you'd you'll you're you've your yours yourself yourselves z zero
-"""
-SMART_STOP_WORDS = frozenset(_SMART_TEXT.split())
 STOP_WORD_LISTS: dict[str, frozenset[str]] = {"smart": SMART_STOP_WORDS, "none": frozenset()}
-
-Qrels = dict[str, dict[str, int]]
-
-
-def dcg(gains: Sequence[float]) -> float:
-    """DCG with trec_eval's discount: the gain at rank ``i`` (from 1) divided by ``log2(i + 1)``."""
-    return sum(gain / math.log2(rank + 1) for rank, gain in enumerate(gains, 1))
-
-
-def ndcg_at_k(ranking: Sequence[str], judged: Mapping[str, int], k: int = K) -> float:
-    """nDCG@k as trec_eval's ``ndcg_cut``: linear gains, ideal from all positive judgments, 0 when none."""
-    ideal = dcg(sorted((grade for grade in judged.values() if grade > 0), reverse=True)[:k])
-    if ideal == 0:
-        return 0.0
-    return dcg([max(judged.get(doc, 0), 0) for doc in ranking[:k]]) / ideal
-
-
-def recall_at_k(ranking: Sequence[str], judged: Mapping[str, int], k: int = K) -> float:
-    """Share of the positively judged documents found in the first ``k`` hits."""
-    relevant = {doc for doc, grade in judged.items() if grade > 0}
-    return len(relevant.intersection(ranking[:k])) / len(relevant) if relevant else 0.0
-
-
-def reciprocal_rank_at_k(ranking: Sequence[str], judged: Mapping[str, int], k: int = K) -> float:
-    """``1 / rank`` of the first positively judged hit within the first ``k``, else 0."""
-    for rank, doc in enumerate(ranking[:k], 1):
-        if judged.get(doc, 0) > 0:
-            return 1.0 / rank
-    return 0.0
-
-
-def evaluate(
-    rankings: Mapping[str, Sequence[str]], qrels: Qrels, k: int = K, ignore_identical_ids: bool = True
-) -> dict[str, Any]:
-    """Mean nDCG, recall and MRR at ``k`` over the queries with a positive judgment, plus per-query values.
-
-    A query missing from ``rankings`` counts as one with no hits.
-    """
-    per_query: dict[str, dict[str, float]] = {}
-    for qid, judged in qrels.items():
-        if not any(grade > 0 for grade in judged.values()):
-            continue
-        ranking = [doc for doc in rankings.get(qid, ()) if not (ignore_identical_ids and doc == qid)]
-        per_query[qid] = {
-            "ndcg": ndcg_at_k(ranking, judged, k),
-            "recall": recall_at_k(ranking, judged, k),
-            "mrr": reciprocal_rank_at_k(ranking, judged, k),
-        }
-    means = {
-        name: statistics.fmean(q[name] for q in per_query.values()) if per_query else 0.0
-        for name in ("ndcg", "recall", "mrr")
-    }
-    return {"queries": len(per_query), **means, "per_query": per_query}
 
 
 def load_queries() -> list[tuple[str, str]]:
@@ -196,6 +97,12 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     )
     parser.add_argument("--shards", type=int, default=2)
     parser.add_argument("--json", type=Path, help="result file; default bench/results/relevance-<time>.json")
+    parser.add_argument(
+        "--data-dir",
+        type=Path,
+        help="keep the cluster's data here; a loaded corpus is reused (same settings)",
+    )
+    relevance_vectors.add_arguments(parser)
     return parser.parse_args(argv)
 
 
@@ -226,7 +133,10 @@ def index_settings(stop_words: str) -> dict[str, Any]:
 
 
 def prepare(client: httpx.Client, settings: dict[str, Any]) -> float:
-    """Create the index with its primary key and settings, load the corpus; seconds taken."""
+    """Create the index with its primary key and settings, load the corpus; seconds taken. An index
+    already holding the corpus with these settings (``--data-dir``) is kept: 0 seconds."""
+    if _loaded(client, settings):
+        return 0.0
     started = time.monotonic()
     deadline = started + 600.0
     for method, path, body in (
@@ -236,18 +146,32 @@ def prepare(client: httpx.Client, settings: dict[str, Any]) -> float:
         response = client.request(method, path, json=body)
         response.raise_for_status()
         datasets.wait_for_task(client, int(response.json()["taskUid"]), deadline)
-    datasets.load(str(client.base_url), INDEX, "cranfield")
+    documents = datasets.DATASETS["cranfield"].documents()
+    # Embedding the abstracts with the local model takes minutes on a busy 2-core machine.
+    datasets.add_documents(str(client.base_url), INDEX, documents, "_id", timeout=7200.0)
     return time.monotonic() - started
 
 
-def search_all(client: httpx.Client, queries: list[tuple[str, str]], strategy: str) -> dict[str, Any]:
+def _loaded(client: httpx.Client, settings: dict[str, Any]) -> bool:
+    stats = client.get(f"/indexes/{INDEX}/stats")
+    if stats.status_code != 200 or stats.json()["numberOfDocuments"] != 1400:
+        return False
+    current = client.get(f"/indexes/{INDEX}/settings").json()
+    return all(current.get(name) == value for name, value in settings.items() if name != "embedders") and set(
+        current.get("embedders") or {}
+    ) == set(settings.get("embedders") or {})
+
+
+def search_all(
+    client: httpx.Client, queries: list[tuple[str, str]], params: dict[str, Any]
+) -> dict[str, Any]:
     """One search per query, one at a time; the hit ids and client/server latencies."""
     rankings: dict[str, list[str]] = {}
     client_ms: list[float] = []
     server_ms: list[float] = []
     for qid, text in queries:
         started = time.perf_counter_ns()
-        answer = _search(client, qid, {"q": text, "limit": K, "matchingStrategy": strategy})
+        answer = _search(client, qid, {"q": text, "limit": K, **params})
         client_ms.append((time.perf_counter_ns() - started) / 1e6)
         rankings[qid] = [str(hit["_id"]) for hit in answer["hits"]]
         server_ms.append(float(answer.get("processingTimeMs", math.nan)))
@@ -303,6 +227,8 @@ def words_rule_bound(buckets: Mapping[str, Sequence[tuple[str, int]]], qrels: Qr
 def run(args: argparse.Namespace, environment: dict[str, Any]) -> dict[str, Any]:
     queries, qrels = load_queries(), load_qrels()
     settings = {**index_settings(args.stop_words), **args.settings}
+    if relevance_vectors.uses_vectors(args):
+        settings.update(relevance_vectors.embedder_settings(args))
     stop_words = STOP_WORD_LISTS[args.stop_words]
     long_queries = sum(
         sum(word not in stop_words for word in _WORD.findall(text.lower())) > QUERY_TERM_LIMIT
@@ -310,35 +236,26 @@ def run(args: argparse.Namespace, environment: dict[str, Any]) -> dict[str, Any]
     )
     started_at = time.strftime("%Y-%m-%dT%H:%M:%S%z")
     results = []
+    options = relevance_vectors.cluster_options(args)
     with (
-        RunningCluster(shards=args.shards) as cluster,
-        httpx.Client(base_url=cluster.url, timeout=60.0) as client,
+        RunningCluster(*options, shards=args.shards, data_dir=args.data_dir) as cluster,
+        httpx.Client(base_url=cluster.url, timeout=600.0) as client,
     ):
         print("loading cranfield ...", file=sys.stderr, flush=True)
         load_s = prepare(client, settings)
-        search_all(client, queries, args.strategies[0])  # warm-up: connections, page cache, lazy imports
-        for strategy in args.strategies:
+        search_all(
+            client, queries, {"matchingStrategy": args.strategies[0]}
+        )  # warm-up: connections, lazy imports
+        for strategy in args.strategies if "keyword" in args.modes else ():
             print(f"matchingStrategy {strategy} ...", file=sys.stderr, flush=True)
-            searched = search_all(client, queries, strategy)
-            metrics = evaluate(searched["rankings"], qrels)
-            per_query = metrics.pop("per_query")
+            searched = search_all(client, queries, {"matchingStrategy": strategy})
             bound = words_rule_bound(candidate_buckets(client, queries, strategy), qrels)
-            ordered = sorted(searched["client_ms"])
+            results.append(_result(strategy, searched, qrels, bound))
+        for label, params in relevance_vectors.vector_runs(args):
+            print(f"{label} ...", file=sys.stderr, flush=True)
+            searched = search_all(client, queries, params)
             results.append(
-                {
-                    "strategy": strategy,
-                    **metrics,
-                    **bound,
-                    "zero_hit_queries": sum(not hits for hits in searched["rankings"].values()),
-                    "mean_ms": statistics.fmean(ordered),
-                    "p50_ms": ordered[len(ordered) // 2],
-                    "p95_ms": ordered[math.ceil(0.95 * len(ordered)) - 1],
-                    "server_mean_ms": statistics.fmean(searched["server_ms"]),
-                    "per_query": {
-                        qid: {**values, "hits": searched["rankings"].get(qid, [])}
-                        for qid, values in per_query.items()
-                    },
-                }
+                _result(label, searched, qrels, {"bound_ndcg": math.nan, "candidate_recall": math.nan})
             )
     return {
         "scenario": "relevance",
@@ -350,6 +267,9 @@ def run(args: argparse.Namespace, environment: dict[str, Any]) -> dict[str, Any]
             "k": K,
             "stop_words": args.stop_words,
             "settings": args.settings,
+            "modes": args.modes,
+            "semantic_ratios": args.semantic_ratios,
+            "distribution": args.distribution,
         },
         "settings": settings,
         "environment": environment,
@@ -362,6 +282,26 @@ def run(args: argparse.Namespace, environment: dict[str, Any]) -> dict[str, Any]
         },
         "references": REFERENCES,
         "results": results,
+    }
+
+
+def _result(label: str, searched: dict[str, Any], qrels: Qrels, bound: dict[str, float]) -> dict[str, Any]:
+    """One row: the run's metrics, latencies and per-query hits."""
+    metrics = evaluate(searched["rankings"], qrels)
+    per_query = metrics.pop("per_query")
+    ordered = sorted(searched["client_ms"])
+    return {
+        "strategy": label,
+        **metrics,
+        **bound,
+        "zero_hit_queries": sum(not hits for hits in searched["rankings"].values()),
+        "mean_ms": statistics.fmean(ordered),
+        "p50_ms": ordered[len(ordered) // 2],
+        "p95_ms": ordered[math.ceil(0.95 * len(ordered)) - 1],
+        "server_mean_ms": statistics.fmean(searched["server_ms"]),
+        "per_query": {
+            qid: {**values, "hits": searched["rankings"].get(qid, [])} for qid, values in per_query.items()
+        },
     }
 
 
@@ -380,12 +320,12 @@ def render(report: dict[str, Any]) -> str:
         f"{options['stop_words']} ({len(report['settings']['stopWords'])} words), "
         f"maxTotalHits {MAX_TOTAL_HITS}, {others}",
         "",
-        f"{'strategy':<10} {f'nDCG@{k}':>8} {f'recall@{k}':>10} {f'MRR@{k}':>7} {'no hits':>8} "
+        f"{'run':<18} {f'nDCG@{k}':>8} {f'recall@{k}':>10} {f'MRR@{k}':>7} {'no hits':>8} "
         f"{'bound':>6} {'cand.rec':>8} {'mean ms':>8} {'p50 ms':>7} {'p95 ms':>7} {'server ms':>9}",
     ]
     for result in report["results"]:
         lines.append(
-            f"{result['strategy']:<10} {result['ndcg']:>8.4f} {result['recall']:>10.4f} "
+            f"{result['strategy']:<18} {result['ndcg']:>8.4f} {result['recall']:>10.4f} "
             f"{result['mrr']:>7.4f} {result['zero_hit_queries']:>8} {result['bound_ndcg']:>6.4f} "
             f"{result['candidate_recall']:>8.4f} {result['mean_ms']:>8.2f} "
             f"{result['p50_ms']:>7.2f} {result['p95_ms']:>7.2f} {result['server_mean_ms']:>9.2f}"

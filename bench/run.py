@@ -6,7 +6,8 @@ ranking quality on Cranfield (``bench/relevance.py``), ``search`` the latency of
 loaded dataset (``bench/search.py``), ``facets`` facet distributions on cities (``bench/facets.py``),
 ``geo`` geo and range filters and geo sort on ``cities`` (``bench/geo.py``), ``multisearch``
 separate and federated multi-search on movies (``bench/multisearch.py``), ``distinct`` search with
-distinct on an array field (``bench/distinct.py``), ``differential`` the first pages of seeded queries
+distinct on an array field (``bench/distinct.py``), ``vector-search`` semantic and hybrid search
+beside the reference (``bench/vector_search.py``), ``differential`` the first pages of seeded queries
 against the reference engine's (``bench/differential.py``), ``docsort`` sorted
 document reads on ``cities`` (``bench/docsort.py``), ``auth`` the cost of
 authentication (``bench/auth.py``), ``vectors`` the shard's vector store (``bench/vectors.py``) and
@@ -204,6 +205,10 @@ def own_cli(name: str) -> ModuleType | None:
         from bench import snapshots
 
         return snapshots
+    if name == "vector-search":
+        from bench import vector_search
+
+        return vector_search
     return None
 
 

@@ -35,6 +35,7 @@ from gateway.routes import (
     render,
     search,
     settings,
+    similar,
     snapshots,
     stats,
     tasks,
@@ -70,6 +71,7 @@ def create_app(config: Config, name: str = "sift") -> Sanic:
         webhooks,
         dumps,
         snapshots,
+        similar,
         unsupported,
     ):
         app.blueprint(module.bp)

@@ -75,6 +75,12 @@ class Cluster:
         request = json_pb2.JsonRequest(json=orjson.dumps(query))
         return _unwrap(await shard.GetDocument(request, wait_for_ready=True, timeout=30))
 
+    async def ask_shard(self, key: str, method: str, request: dict[str, Any], timeout: float = 30) -> Any:
+        """A JSON-envelope rpc of the shard ``key`` hashes to (a document id, a query text)."""
+        shard = self.shards[shard_of(key, len(self.shards))]
+        message = json_pb2.JsonRequest(json=orjson.dumps(request))
+        return _unwrap(await getattr(shard, method)(message, wait_for_ready=True, timeout=timeout))
+
     async def healthy(self, timeout: float = 1.0) -> bool:
         request = health_pb2.HealthRequest()
         calls = [shard.Health(request, timeout=timeout) for shard in self.shards]

@@ -25,7 +25,7 @@ from common.rpc import health_pb2, json_pb2, shard_pb2, shard_pb2_grpc
 from common.rpc.channels import aio_server
 from common.timing import Steps, timed
 from shard.index import BatchAborted
-from shard.query.search import HIT
+from shard.query.search import HIT, Entry
 from shard.store import ShardStore
 
 log = get_logger(__name__)
@@ -111,12 +111,12 @@ class ShardService(shard_pb2_grpc.ShardServicer):
             return shard_pb2.SearchReply(hits_json=b"[]", index_found=True, error_json=orjson.dumps(payload))
         if result is None:
             return shard_pb2.SearchReply(hits_json=b"[]", candidates=0, index_found=False)
+        documents: list[bytes] = []
         if result.term_counts is not None:
-            hits_json, documents = orjson.dumps(result.term_counts), []
+            hits_json = orjson.dumps(result.term_counts)
         else:
-            entries = result.entries + [entry for _, entry in result.pinned or ()]
-            documents = [orjson.dumps(entry[HIT]) for entry in entries]
-            hits_json = orjson.dumps([[*entry[:HIT], None, *entry[HIT + 1 :]] for entry in entries])
+            hits_json, documents = _hits(result.entries + [entry for _, entry in result.pinned or ()])
+        semantic_json, semantic_documents = _hits(result.semantic_entries or [])
         return shard_pb2.SearchReply(
             hits_json=hits_json,
             hit_documents=documents,
@@ -128,6 +128,10 @@ class ShardService(shard_pb2_grpc.ShardServicer):
             rule_groups_json=b"" if result.rule_groups is None else orjson.dumps(result.rule_groups),
             deduplicated=result.deduplicated,
             pinned_ids=[external_id for external_id, _ in result.pinned or ()],
+            semantic_hits_json=semantic_json if result.semantic_entries is not None else b"",
+            semantic_hit_documents=semantic_documents,
+            union_candidates=result.union_candidates,
+            union_facets_json=b"" if result.union_facets is None else orjson.dumps(result.union_facets),
         )
 
     async def ApplyBatch(
@@ -227,14 +231,56 @@ class ShardService(shard_pb2_grpc.ShardServicer):
         paths = await asyncio.to_thread(self.store.field_paths, query["index"])
         return json_pb2.JsonReply(json=orjson.dumps({"fields": paths}))
 
+    async def Embed(
+        self, request: json_pb2.JsonRequest, context: grpc.aio.ServicerContext
+    ) -> json_pb2.JsonReply:
+        """A model's forward pass or a provider's answer: in a thread, off the event loop and the
+        search thread."""
+        query = orjson.loads(request.json)
+        args = (query["index"], query["embedder"], query["text"])
+        try:
+            vector = await asyncio.to_thread(self.store.embed_query, *args)
+        except ApiError as error:
+            return json_pb2.JsonReply(error_json=orjson.dumps(error.to_dict()))
+        return json_pb2.JsonReply(json=orjson.dumps({"vector": vector, "indexFound": vector is not None}))
+
+    async def DocumentVector(
+        self, request: json_pb2.JsonRequest, context: grpc.aio.ServicerContext
+    ) -> json_pb2.JsonReply:
+        query = orjson.loads(request.json)
+        args = (
+            query["index"],
+            query["embedder"],
+            query["id"],
+            query.get("filter"),
+            FilterFeatures.from_params(query),
+        )
+        try:
+            found = await asyncio.to_thread(self.store.document_vector, *args)
+        except ApiError as error:
+            return json_pb2.JsonReply(error_json=orjson.dumps(error.to_dict()))
+        return json_pb2.JsonReply(json=orjson.dumps(found))
+
+
+def _hits(entries: list[Entry]) -> tuple[bytes, list[bytes]]:
+    """The entries without their hits, and each hit's JSON apart (``SearchReply.hit_documents``)."""
+    documents = [orjson.dumps(entry[HIT]) for entry in entries]
+    return orjson.dumps([[*entry[:HIT], None, *entry[HIT + 1 :]] for entry in entries]), documents
+
 
 async def serve(
-    layout: DataLayout, shard_id: int, cache_budget: int, shards: int, accept_older: bool = False
+    layout: DataLayout,
+    shard_id: int,
+    cache_budget: int,
+    shards: int,
+    embedding_cache: int = 0,
+    accept_older: bool = False,
 ) -> None:
     """``cache_budget``: this shard's share of ``--read-cache-size``, in bytes; ``shards``: how many
-    shards share each index; ``accept_older``: ``--experimental-dumpless-upgrade``."""
+    shards share each index; ``embedding_cache``: ``--experimental-embedding-cache-entries``;
+    ``accept_older``: ``--experimental-dumpless-upgrade``."""
     layout.create()
-    store = ShardStore(layout.shard_dir(shard_id), cache_budget, shards, accept_older)
+    store = ShardStore(layout.shard_dir(shard_id), cache_budget, shards, embedding_cache, accept_older)
     keep_full_collections_rare()
     server = aio_server(layout.shard_socket(shard_id))
     shard_pb2_grpc.add_ShardServicer_to_server(ShardService(shard_id, store), server)

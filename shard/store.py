@@ -13,6 +13,7 @@ from pyroaring import BitMap
 
 from common.documents import extract_document_id
 from common.documents.projection import VECTORS, vectors_field
+from common.errors import ApiError
 from common.features import NO_FEATURES, FilterFeatures
 from common.lmdb_sizes import environment_sizes
 from common.timing import Steps, lap
@@ -31,8 +32,10 @@ from shard.index.sizes import index_table_sizes
 from shard.index.state import load_state
 from shard.query.context import SearchContext
 from shard.query.document_sort import SortedEntry, sorted_documents
+from shard.query.query_embedding import QueryEmbeddings
 from shard.query.search import SearchResult, search
-from shard.vector import VectorStore, embedder_stats
+from shard.query.semantic import StoredSpace, embedder_settings
+from shard.vector import VectorStore, document_vectors, embedder_stats
 from shard.vector.reads import shown_vectors
 
 LIGHT_DOCUMENTS = 10_000
@@ -52,11 +55,17 @@ class ShardStore:
     """
 
     def __init__(
-        self, path: Path, cache_budget: int = DEFAULT_BUDGET, shards: int = 1, accept_older: bool = False
+        self,
+        path: Path,
+        cache_budget: int = DEFAULT_BUDGET,
+        shards: int = 1,
+        embedding_cache: int = 0,
+        accept_older: bool = False,
     ) -> None:
         """``shards``: how many shards share each index (searches take this one's share of their
-        index-wide budgets, ``SearchContext.share``); ``accept_older``: open a store awaiting its
-        ``upgradeDatabase`` task (``--experimental-dumpless-upgrade``)."""
+        index-wide budgets, ``SearchContext.share``); ``embedding_cache``: query embeddings kept per
+        embedder configuration (``--experimental-embedding-cache-entries``); ``accept_older``: open a
+        store awaiting its ``upgradeDatabase`` task (``--experimental-dumpless-upgrade``)."""
         compaction.discard_unfinished(path)
         self._gate = EnvGate(StoreEnv(path, accept_older))
         self._writing = threading.Lock()
@@ -67,6 +76,7 @@ class ShardStore:
         """The in-memory vector spaces searches read (``shard/vector``), loaded from their checkpoints."""
         self.vectors.open(self.env)
         self.shards = shards
+        self.query_embeddings = QueryEmbeddings(embedding_cache)
         self._sizes: dict[str, tuple[int, int]] = {}
         """Index uid -> (cache generation, live documents), for ``light``."""
 
@@ -254,9 +264,9 @@ class ShardStore:
             settings = load_settings(env, txn, index_id)
             cached = (self.cache, generation)
             lap(steps, "open snapshot")
-            return search(
-                env, self.codec, txn, index_id, index_uid, settings, params, cached, steps, self.shards
-            )
+            vectors = partial(StoredSpace, self.vectors, env, txn)
+            args = (env, self.codec, txn, index_id, index_uid, settings, params, cached, steps, self.shards)
+            return search(*args, vectors=vectors)
 
     def check_documents(self, index_uid: str, request: dict[str, Any]) -> dict[str, Any]:
         """The first stored document whose ``_geo`` / ``_geojson`` is invalid; see ``geo_check.py``."""
@@ -314,6 +324,48 @@ class ShardStore:
             if index_id is None:
                 return []
             return sorted(load_fields(env, self.codec, txn, index_id).paths)
+
+    def embed_query(self, index_uid: str, embedder: str, text: str) -> list[float] | None:
+        """A semantic query's vector (``query_embedding.py``); None when this shard never held the
+        index. The embedding runs after the snapshot is closed: a provider may take seconds."""
+        with self._snapshot() as (env, txn):
+            index_id = catalog.lookup(env, txn, index_uid)
+            if index_id is None:
+                return None
+            config = embedder_settings(load_settings(env, txn, index_id), embedder, "invalid_search_embedder")
+        return [float(value) for value in self.query_embeddings.embed(config, text)]
+
+    def document_vector(
+        self,
+        index_uid: str,
+        embedder: str,
+        external_id: str,
+        tenant_filter: Any = None,
+        features: FilterFeatures = NO_FEATURES,
+    ) -> dict[str, Any]:
+        """/similar's target: ``{"indexFound", "vector"}``, its first embedding (None without one).
+        An unknown embedder, then a document this shard does not hold or the tenant token's filter
+        leaves out, is the contract's error."""
+        generation = self.cache.generation  # read before the snapshot, see ReadCache
+        with self._snapshot() as (env, txn):
+            index_id = catalog.lookup(env, txn, index_uid)
+            if index_id is None:
+                return {"indexFound": False, "vector": None}
+            settings, state = load_settings(env, txn, index_id), load_state(env, txn, index_id)
+            embedder_settings(settings, embedder, "invalid_similar_embedder")
+            packed = txn.get(external_key(index_id, external_id), db=env.external_ids)
+            doc_id = None if packed is None else decode_u32(packed)
+            if doc_id is not None and doc_id in state.live and tenant_filter is not None:
+                scope = FilterScope(env, txn, index_id, None, settings, state, (self.cache, generation))
+                matching = filter_documents(
+                    scope, tenant_filter, code="invalid_similar_filter", features=features
+                )
+                doc_id = None if matching is not None and doc_id not in matching else doc_id
+            if doc_id is None or doc_id not in state.live:
+                raise ApiError("not_found_similar_id", f"Document `{external_id}` not found.")
+            embeddings = document_vectors(env, txn, index_id, embedder, doc_id)
+        vector = None if embeddings is None else [float(value) for value in embeddings[0]]
+        return {"indexFound": True, "vector": vector}
 
     def database_size(self) -> int:
         with self._gate.using() as env:

@@ -81,6 +81,16 @@ class ShardStub:
                 request_serializer=common_dot_rpc_dot_json__pb2.JsonRequest.SerializeToString,
                 response_deserializer=common_dot_rpc_dot_json__pb2.JsonReply.FromString,
                 _registered_method=True)
+        self.Embed = channel.unary_unary(
+                '/sift.v1.Shard/Embed',
+                request_serializer=common_dot_rpc_dot_json__pb2.JsonRequest.SerializeToString,
+                response_deserializer=common_dot_rpc_dot_json__pb2.JsonReply.FromString,
+                _registered_method=True)
+        self.DocumentVector = channel.unary_unary(
+                '/sift.v1.Shard/DocumentVector',
+                request_serializer=common_dot_rpc_dot_json__pb2.JsonRequest.SerializeToString,
+                response_deserializer=common_dot_rpc_dot_json__pb2.JsonReply.FromString,
+                _registered_method=True)
 
 
 class ShardServicer:
@@ -157,6 +167,27 @@ class ShardServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def Embed(self, request, context):
+        """--- Vector search (search.md §1.3, §3.2, §7.6) ---
+        {"index", "embedder", "text"} -> {"vector": [float]}: a semantic or hybrid query's text embedded
+        by the index embedder's search side. The gateway picks the shard by a hash of the text, so a text
+        lands on one shard's cache of query embeddings (--experimental-embedding-cache-entries). Errors
+        ({"code", "message"}): invalid_search_embedder, vector_embedding_error; index_not_found when this
+        shard has never held the index.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def DocumentVector(self, request, context):
+        """{"index", "embedder", "id", "filter"?} -> {"vector": [float] | null}: the first embedding of a
+        document (null when it has none) for /similar, asked of the shard holding it; "filter" is a tenant
+        token's, which must keep the document. Errors: invalid_similar_embedder, not_found_similar_id.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_ShardServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -202,6 +233,16 @@ def add_ShardServicer_to_server(servicer, server):
             ),
             'Fields': grpc.unary_unary_rpc_method_handler(
                     servicer.Fields,
+                    request_deserializer=common_dot_rpc_dot_json__pb2.JsonRequest.FromString,
+                    response_serializer=common_dot_rpc_dot_json__pb2.JsonReply.SerializeToString,
+            ),
+            'Embed': grpc.unary_unary_rpc_method_handler(
+                    servicer.Embed,
+                    request_deserializer=common_dot_rpc_dot_json__pb2.JsonRequest.FromString,
+                    response_serializer=common_dot_rpc_dot_json__pb2.JsonReply.SerializeToString,
+            ),
+            'DocumentVector': grpc.unary_unary_rpc_method_handler(
+                    servicer.DocumentVector,
                     request_deserializer=common_dot_rpc_dot_json__pb2.JsonRequest.FromString,
                     response_serializer=common_dot_rpc_dot_json__pb2.JsonReply.SerializeToString,
             ),
@@ -447,6 +488,60 @@ class Shard:
             request,
             target,
             '/sift.v1.Shard/Fields',
+            common_dot_rpc_dot_json__pb2.JsonRequest.SerializeToString,
+            common_dot_rpc_dot_json__pb2.JsonReply.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Embed(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/sift.v1.Shard/Embed',
+            common_dot_rpc_dot_json__pb2.JsonRequest.SerializeToString,
+            common_dot_rpc_dot_json__pb2.JsonReply.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def DocumentVector(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/sift.v1.Shard/DocumentVector',
             common_dot_rpc_dot_json__pb2.JsonRequest.SerializeToString,
             common_dot_rpc_dot_json__pb2.JsonReply.FromString,
             options,

@@ -2,7 +2,8 @@
 within a search's candidates.
 
 The search part runs on the shards like a search asking for no hits; each shard matches and counts the
-facet's values over its candidates, and the gateway sums them (``gateway/search/facets.py``).
+facet's values over its candidates, and the gateway sums them (``gateway/search/facets.py``). A
+semantic or hybrid one counts over every document its filter keeps.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from gateway.auth.requests import access_of
 from gateway.http.requests import checked_index_uid, json_body
 from gateway.http.responses import json_response
 from gateway.search.facets import facet_hits
+from gateway.search.hybrid import keyword_params, semantic_kind
 from gateway.search.params import BODY, refuse_pending, select_search_kind
 from gateway.search.queue import search_slot
 from gateway.search.response import processing_ms
@@ -65,6 +67,12 @@ async def facet_search(request: Request, index_uid: str) -> HTTPResponse:
     params = access_of(request).restrict_search(uid, params)
     refuse_pending(params)
     params = select_search_kind(params)
+    if semantic_kind(params):
+        # search.md §3.1: a semantic or hybrid facet search counts in every document the filter
+        # keeps; the shards check the embedder and the vector's dimensions, nothing is embedded.
+        check = {"embedder": params["hybrid"]["embedder"], "vector": params.get("vector")}
+        params = {**keyword_params(params), "q": None, "embedderCheck": check}
+        params.pop("rankingScoreThreshold", None)
     query = fields.get("facetQuery")
     params["facetSearch"] = {"facetName": fields["facetName"], "facetQuery": query}
     async with search_slot(request.app):

@@ -32,6 +32,7 @@ from gateway.search.details import (
 from gateway.search.federated_facets import federated_facets
 from gateway.search.federated_rules import check_comparable
 from gateway.search.federation import federated_response, short_of_hits, union_totals
+from gateway.search.hybrid import semantic_kind
 from gateway.search.multi import MultiSearch, Query, QueryError, parse_multi_search
 from gateway.search.params import page_window
 from gateway.search.pins import dynamic_rules, pins_of
@@ -77,10 +78,12 @@ async def _federated(request: Request, search: MultiSearch, started: float) -> d
         keys = lookup_primary_keys(app, [q.index_uid for q in queries]) if wants_metadata(request) else None
         window = page_window(federation)
         wanted = window[0] + window[1]
-        # Beside the queries: the facets, and the totals of indexes that several queries name.
+        # Beside the queries: the facets, and the totals of indexes that several queries name (after
+        # them when a query is semantic or hybrid: its total depends on whether its vector leg counted).
+        semantic = any(semantic_kind(query.params) for query in queries)
         side_runs = asyncio.gather(
             timed_step(search_steps, "facets", federated_facets(app, queries, federation)),
-            union_totals(app, queries),
+            _no_unions() if semantic else union_totals(app, queries),
         )
         try:
             asked = wanted
@@ -95,6 +98,8 @@ async def _federated(request: Request, search: MultiSearch, started: float) -> d
             await asyncio.gather(side_runs, return_exceptions=True)
             raise
         facets, unions = await side_runs
+        if semantic:
+            unions = await union_totals(app, queries, found)
         if search_steps is not None:
             search_steps.lap("queries")
         body = federated_response(queries, found, federation, started, unions, facets)
@@ -102,7 +107,17 @@ async def _federated(request: Request, search: MultiSearch, started: float) -> d
             await hydrate(app, uid, [hit for hit in body["hits"] if hit["_federation"]["indexUid"] == uid])
         if search_steps is not None:
             search_steps.lap("federate")
-        return add_details(body, await _federated_metadata(queries, keys), steps)
+        semantic_hits = body.pop("semanticHitCount", None)
+        metadata = await _federated_metadata(queries, keys)
+        if metadata is not None:
+            body["metadata"] = metadata
+        if semantic_hits is not None:
+            body["semanticHitCount"] = semantic_hits  # between metadata and performanceDetails
+        return add_details(body, None, steps)
+
+
+async def _no_unions() -> dict[str, int]:
+    return {}
 
 
 async def _federated_queries(

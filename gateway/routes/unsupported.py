@@ -42,7 +42,6 @@ _CHAT_LINK = (
     "requires enabling the `chat completions` experimental feature. "
     "See https://github.com/orgs/meilisearch/discussions/835"
 )
-_VECTORS = "vector search (embedders, hybrid search, similar documents) is planned"
 _OPERATIONS = "the metrics and logs routes are planned"
 _CHATS = "chat completions need a hosted LLM and are not part of Sift's first release"
 _EXPORT = "exporting to another engine is not part of Sift's first release"
@@ -62,8 +61,6 @@ ROUTES = (
     UnsupportedRoute("POST", "/logs/stream", "metrics.get", _OPERATIONS, _LOGS),
     UnsupportedRoute("DELETE", "/logs/stream", "metrics.get", _OPERATIONS, _LOGS),
     UnsupportedRoute("POST", "/logs/stderr", "metrics.get", _OPERATIONS, _LOGS),
-    UnsupportedRoute("GET", "/indexes/<index_uid:str>/similar", "search", _VECTORS),
-    UnsupportedRoute("POST", "/indexes/<index_uid:str>/similar", "search", _VECTORS),
     UnsupportedRoute("POST", "/export", "export", _EXPORT),
     UnsupportedRoute(
         "GET", "/chats", "chats.get", _CHATS, _Gate("chatCompletions", f"listing the chats {_CHAT_LINK}")

@@ -17,14 +17,16 @@ from collections.abc import Iterator, Sequence
 from enum import Enum
 from typing import Any
 
+import orjson
 from sanic import Sanic
 
 from gateway.search.federated_order import Weighted
+from gateway.search.hybrid import is_semantic_only, keyword_params
 from gateway.search.multi import Query
 from gateway.search.params import page_window
 from gateway.search.pins import Pin, place
 from gateway.search.response import add_page_fields, uuid7
-from gateway.search.runner import IndexSearch, RankedHit, hit_object, search_index, union_params
+from gateway.search.runner import IndexSearch, RankedHit, score_fields, search_index, union_params
 
 
 class Fate(Enum):
@@ -104,23 +106,31 @@ def _weighted(query: Query, result: IndexSearch) -> Iterator[tuple[Weighted, Que
 
 
 def _federated_hit(query: Query, entry: RankedHit) -> dict[str, Any]:
+    """The hit, ``_federation``, then the score fields it asked for (the reference's key order)."""
     federation = {
         "indexUid": query.index_uid,
         "queriesPosition": query.position,
         "weightedRankingScore": entry.score * query.weight,
     }
-    return {**hit_object(entry, query.params), "_federation": federation}
+    return {**orjson.loads(entry.hit_json), "_federation": federation, **score_fields(entry, query.params)}
 
 
-async def union_totals(app: Sanic, queries: Sequence[Query]) -> dict[str, int]:
+async def union_totals(
+    app: Sanic, queries: Sequence[Query], results: Sequence[IndexSearch] | None = None
+) -> dict[str, int]:
     """For each index that several queries name, the documents at least one of them keeps (a
     document matched twice counts once): one ``countUnion`` run per such index. Not for queries that
     deduplicate (``distinct``): a union of candidates would count every duplicate the queries drop.
     An index's ``distinctAttribute`` setting shows only in the replies: ``federated_total`` then
-    sets its union aside."""
+    sets its union aside. ``results``: the queries' own, given when some are semantic or hybrid, so
+    that a query whose vector leg took part counts that leg's documents (with its vector)."""
     by_index: dict[str, list[dict[str, Any]]] = {}
-    for query in queries:
-        by_index.setdefault(query.index_uid, []).append(query.params)
+    for number, query in enumerate(queries):
+        params = keyword_params(query.params)
+        vector = None if results is None else results[number].query_vector
+        if vector is not None:
+            params = {**query.params, "vector": vector, "semanticOnly": is_semantic_only(query.params)}
+        by_index.setdefault(query.index_uid, []).append(params)
     shared = {
         uid: params
         for uid, params in by_index.items()
@@ -204,10 +214,21 @@ def federated_response(
     kept = [(query, entry) for query, entry, fate in walked if fate is Fate.KEPT]
     pinned = _pinned(queries, results)
     kept = place(kept, pinned, offset + limit)
-    hits = [_federated_hit(*pair) for pair in kept[offset : offset + limit]]
+    page = kept[offset : offset + limit]
     total = federated_total(queries, results, unions, walked) + _pinned_documents(pinned, walked)
-    body: dict[str, Any] = {"hits": hits, "processingTimeMs": int((time.perf_counter() - started) * 1000)}
+    body: dict[str, Any] = {"hits": [_federated_hit(*pair) for pair in page]}
+    vectors = {
+        str(query.position): result.query_vector
+        for query, result in zip(queries, results, strict=True)
+        if query.params.get("retrieveVectors") and result.query_vector is not None
+    }
+    if vectors:
+        body["queryVectors"] = vectors
+    body["processingTimeMs"] = int((time.perf_counter() - started) * 1000)
     add_page_fields(body, window, federation, total)
     body.update(facets or {})
     body["requestUid"] = uuid7()
+    if any(result.semantic for result in results):
+        # search.md §2.3: the page's hits a vector leg found (the route moves it after metadata)
+        body["semanticHitCount"] = sum(entry.semantic for _, entry in page)
     return body

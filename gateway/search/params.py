@@ -203,7 +203,7 @@ def from_query_string(params: dict[str, Any]) -> dict[str, Any]:
         converted["sort"] = sort_entries(converted["sort"])
     threshold = converted.pop("rankingScoreThreshold", None)
     if threshold is not None:
-        converted["rankingScoreThreshold"] = _query_ratio(
+        converted["rankingScoreThreshold"] = query_ratio(
             threshold, "rankingScoreThreshold", "invalid_search_ranking_score_threshold"
         )
     embedder = converted.pop("hybridEmbedder", None)
@@ -217,11 +217,11 @@ def from_query_string(params: dict[str, Any]) -> dict[str, Any]:
     if vector is not None:
         if embedder is None:
             raise ApiError("missing_search_hybrid", "`hybridEmbedder` is mandatory when `vector` is present")
-        converted["vector"] = [_query_float(item, "vector", "invalid_search_vector") for item in vector]
+        converted["vector"] = [_vector_item(item) for item in vector if item]
     if embedder is not None:
         hybrid: dict[str, Any] = {"embedder": embedder}
         if ratio is not None:
-            hybrid["semanticRatio"] = _query_ratio(
+            hybrid["semanticRatio"] = query_ratio(
                 ratio, "hybridSemanticRatio", "invalid_search_semantic_ratio"
             )
         converted["hybrid"] = hybrid
@@ -231,17 +231,22 @@ def from_query_string(params: dict[str, Any]) -> dict[str, Any]:
     return converted
 
 
-def _query_float(raw: str, name: str, code: str) -> float:
+def _vector_item(raw: str) -> float:
+    """One number of a GET ``vector`` (empty items are skipped, as the reference does)."""
     try:
         return float(raw)
     except ValueError:
         raise ApiError(
-            code, f"Invalid value in parameter `{name}`: could not parse `{raw}` as a float"
+            "invalid_search_vector", "Invalid value in parameter `vector`: invalid float literal"
         ) from None
 
 
-def _query_ratio(raw: str, name: str, code: str) -> float:
-    value = _query_float(raw, name, code)
+def query_ratio(raw: str, name: str, code: str) -> float:
+    """A GET ratio (0 to 1); what is not a number gets the out-of-range message, as the reference's."""
+    try:
+        value = float(raw)
+    except ValueError:
+        value = -1.0
     if not 0.0 <= value <= 1.0:
         label = "semanticRatio" if name == "hybridSemanticRatio" else name
         raise ApiError(

@@ -22,17 +22,28 @@ def search_response(
     offset, limit, _ = window
     first, count = capped_window(offset, limit, result.max_total_hits)
     total = result.candidates
+    page = result.hits[first : first + count]
     body: dict[str, Any] = {
-        "hits": [render_hit(entry, params) for entry in result.hits[first : first + count]],
+        "hits": [render_hit(entry, params) for entry in page],
         "query": params.get("q") or "",
-        "processingTimeMs": processing_ms(started, result.transit_ns),
     }
+    if params.get("retrieveVectors") and result.query_vector is not None:
+        body["queryVector"] = result.query_vector
+    body["processingTimeMs"] = processing_ms(started, result.transit_ns)
     add_page_fields(body, window, params, total)
     if params.get("facets") is not None:
         facets = merge_facets(result.facets, result.candidates, params["facets"])
         body["facetDistribution"], body["facetStats"] = facets.distribution(), facets.stats()
     body["requestUid"] = uuid7()
     return body
+
+
+def semantic_hit_count(result: IndexSearch, window: tuple[int, int, bool]) -> int | None:
+    """``semanticHitCount``: the page's hits the vector leg found; None for a keyword search."""
+    if not result.semantic:
+        return None
+    first, count = capped_window(window[0], window[1], result.max_total_hits)
+    return sum(hit.semantic for hit in result.hits[first : first + count])
 
 
 def processing_ms(started: float, transit_ns: int = 0) -> int:

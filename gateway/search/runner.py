@@ -22,6 +22,14 @@ from common.settings.pagination import DEFAULT_MAX_TOTAL_HITS
 from common.timing import Steps, lap
 from gateway.foreign import resolve_foreign
 from gateway.search.distinct import DISTINCT_GROWTH, deduplicate
+from gateway.search.hybrid import (
+    VectorQuery,
+    fuse,
+    keyword_params,
+    keyword_suffices,
+    semantic_kind,
+    vector_query,
+)
 from gateway.search.order import merge_order
 from gateway.search.pins import Pin, pin_details
 
@@ -45,6 +53,8 @@ class RankedHit:
     """With distinct: the hit's values of the distinct attribute, ``[kind, value]`` pairs."""
     groups: tuple[Any, ...] = ()
     """Folded relevancy scores and ``[ascending, value]`` sort values, see ``federated_order.py``."""
+    semantic: bool = False
+    """Found by the vector leg of a semantic or hybrid search (``semanticHitCount``)."""
 
     def order(self) -> tuple[tuple[tuple[Any, ...], ...], int]:
         """Ascending order of this is best-first: the key's merge order, then insertion order."""
@@ -68,6 +78,10 @@ class IndexSearch:
     pinned: list[tuple[Pin, RankedHit]] = field(default_factory=list)
     """The pinned documents found (the filter keeps them), in placing order, as hits scored for the
     pin; in neither ``hits`` nor ``candidates``."""
+    semantic: bool = False
+    """A semantic or hybrid search: the response counts its ``semanticHitCount``."""
+    query_vector: list[float] | None = None
+    """The vector the vector leg ranked with, when its hits took part (``queryVector``)."""
 
 
 class Transit:
@@ -104,7 +118,12 @@ async def search_index(
     dynamic search rules pin (``pins.py``): left out of the hits and candidates, returned apart.
     """
     cluster = app.ctx.cluster
-    shard_query = await resolved_params(app, uid, params)
+    vector = await vector_query(app, uid, params)
+    if vector is None:
+        shard_query = await resolved_params(app, uid, keyword_params(params))
+    else:
+        shard_query = await resolved_params(app, uid, params)
+        shard_query["vector"], shard_query["semanticOnly"] = vector.vector, vector.semantic_only
     shard_query["offset"], shard_query["limit"] = 0, wanted
     if pins:
         shard_query["pinned"] = [pin.document_id for pin in pins]
@@ -112,13 +131,14 @@ async def search_index(
     if steps is not None:
         shard_query["showPerformanceDetails"] = True  # shards time their own steps
     transit = Transit()
-    if needs_term_counts(shard_query):
+    if needs_term_counts(shard_query) and not (vector is not None and vector.semantic_only):
         shard_query["termCounts"] = await term_counts(cluster, uid, shard_query, steps, transit)
     limit = wanted
     while True:
         found = await _fan_out(cluster, uid, shard_query, limit, steps, transit)
-        pages, cap = found.pages, found.max_total_hits
-        merged = list(heapq.merge(*pages, key=RankedHit.order))
+        cap = found.max_total_hits
+        ranked = _ranked_list(found, vector, min(wanted, cap))
+        merged = ranked.hits
         pinned = [
             (pin, pin_details(found.pinned[pin.document_id], pin))
             for pin in pins
@@ -128,22 +148,64 @@ async def search_index(
             lap(steps, "merge")
             return IndexSearch(
                 merged[:wanted],
-                found.candidates,
+                ranked.candidates,
                 cap,
-                found.facets,
+                ranked.facets,
                 found.rule_groups,
                 found.deduplicated,
                 transit.nanoseconds,
                 pinned,
+                semantic_kind(params),
+                ranked.vector,
             )
-        kept, settled = deduplicate(merged, pages, min(limit, cap), wanted)
+        kept, settled = deduplicate(merged, ranked.pages, min(limit, cap), wanted)
         lap(steps, "merge")
         if settled or limit >= cap:
-            count = await _distinct_count(cluster, uid, shard_query, kept, steps, transit)
+            # The count round sees the legs the page came from.
+            counted = shard_query if ranked.vector is not None else keyword_params(shard_query)
+            count = await _distinct_count(cluster, uid, counted, kept, steps, transit)
             return IndexSearch(
-                kept, count, cap, found.facets, found.rule_groups, True, transit.nanoseconds, pinned
+                kept,
+                count,
+                cap,
+                ranked.facets,
+                found.rule_groups,
+                True,
+                transit.nanoseconds,
+                pinned,
+                semantic_kind(params),
+                ranked.vector,
             )
         limit = min(limit * DISTINCT_GROWTH, cap)
+
+
+@dataclass(frozen=True)
+class _Ranked:
+    hits: list[RankedHit]
+    """Merged over the shards, best first."""
+    pages: list[list[RankedHit]]
+    """The shard pages they come from (for distinct)."""
+    candidates: int
+    facets: list[dict[str, Any]]
+    vector: list[float] | None
+    """The query vector, when the vector leg's hits took part."""
+
+
+def _ranked_list(found: _ShardPages, vector: VectorQuery | None, wanted: int) -> _Ranked:
+    """The keyword leg alone, the vector leg alone, or both fused (search.md §7.6), with the count
+    and facets of the documents they stand for."""
+    keyword = list(heapq.merge(*found.pages, key=RankedHit.order))
+    alone = _Ranked(keyword, found.pages, found.candidates, found.facets, None)
+    if vector is None:
+        return alone
+    semantic = list(heapq.merge(*found.semantic_pages, key=RankedHit.order))
+    if vector.semantic_only:
+        return _Ranked(semantic, found.semantic_pages, found.candidates, found.facets, vector.vector)
+    if keyword_suffices(keyword, vector.ratio, wanted):
+        return alone
+    fused = fuse(keyword, semantic, vector.ratio)
+    pages = found.pages + found.semantic_pages
+    return _Ranked(fused, pages, found.union_candidates, found.union_facets, vector.vector)
 
 
 async def _distinct_count(
@@ -174,6 +236,11 @@ class _ShardPages:
     deduplicated: bool
     pinned: dict[str, RankedHit]
     """The pinned documents the shards hold and the filter keeps, by id."""
+    semantic_pages: list[list[RankedHit]] = field(default_factory=list)
+    """Each shard's vector leg (semantic and hybrid searches), best first."""
+    union_candidates: int = 0
+    """Hybrid: the documents either leg keeps, summed over shards."""
+    union_facets: list[dict[str, Any]] = field(default_factory=list)
 
 
 async def _fan_out(
@@ -195,22 +262,33 @@ async def _fan_out(
     found = [reply for reply in replies if reply.index_found]
     cap = max((reply.max_total_hits for reply in found), default=0) or DEFAULT_MAX_TOTAL_HITS
     pages: list[list[RankedHit]] = []
+    semantic_pages: list[list[RankedHit]] = []
     pinned: dict[str, RankedHit] = {}
     for reply in found:
-        hits = [
-            _ranked(entry, document)
-            for entry, document in zip(orjson.loads(reply.hits_json), reply.hit_documents, strict=True)
-        ]
+        hits = _hits(reply.hits_json, reply.hit_documents)
         ranked = len(hits) - len(reply.pinned_ids)
         pages.append(hits[:ranked])
         pinned.update(zip(reply.pinned_ids, hits[ranked:], strict=True))
+        if reply.semantic_hits_json:
+            semantic_pages.append(_hits(reply.semantic_hits_json, reply.semantic_hit_documents, True))
     facets = [orjson.loads(reply.facets_json) for reply in found if reply.facets_json]
+    union_facets = [orjson.loads(reply.union_facets_json) for reply in found if reply.union_facets_json]
     groups: list[dict[str, Any] | None] = next(
         (orjson.loads(reply.rule_groups_json) for reply in found if reply.rule_groups_json), []
     )
     candidates = sum(reply.candidates for reply in found)
     deduplicated = any(reply.deduplicated for reply in found)
-    return _ShardPages(pages, candidates, cap, facets, groups, deduplicated, pinned)
+    union = sum(reply.union_candidates for reply in found)
+    return _ShardPages(
+        pages, candidates, cap, facets, groups, deduplicated, pinned, semantic_pages, union, union_facets
+    )
+
+
+def _hits(entries_json: bytes, documents: Sequence[bytes], semantic: bool = False) -> list[RankedHit]:
+    return [
+        _ranked(entry, document, semantic)
+        for entry, document in zip(orjson.loads(entries_json), documents, strict=True)
+    ]
 
 
 def needs_term_counts(query: dict[str, Any]) -> bool:
@@ -274,9 +352,9 @@ async def term_counts(
     return totals
 
 
-def _ranked(entry: list[Any], document: bytes) -> RankedHit:
+def _ranked(entry: list[Any], document: bytes, semantic: bool = False) -> RankedHit:
     seq, key, score, details, _, distinct, groups = entry
-    return RankedHit(seq, tuple(key), score, details, document, distinct, tuple(groups))
+    return RankedHit(seq, tuple(key), score, details, document, distinct, tuple(groups), semantic)
 
 
 def render_hit(entry: RankedHit, params: dict[str, Any]) -> dict[str, Any] | orjson.Fragment:
@@ -289,8 +367,15 @@ def render_hit(entry: RankedHit, params: dict[str, Any]) -> dict[str, Any] | orj
 def hit_object(entry: RankedHit, params: dict[str, Any]) -> dict[str, Any]:
     """The hit parsed, with the score fields the query asked for (for responses that add fields)."""
     hit: dict[str, Any] = orjson.loads(entry.hit_json)
-    if params.get("showRankingScore"):
-        hit["_rankingScore"] = entry.score
-    if params.get("showRankingScoreDetails"):
-        hit["_rankingScoreDetails"] = entry.details
+    hit.update(score_fields(entry, params))
     return hit
+
+
+def score_fields(entry: RankedHit, params: dict[str, Any]) -> dict[str, Any]:
+    """``_rankingScore`` and ``_rankingScoreDetails``, as far as the query asked for them."""
+    fields: dict[str, Any] = {}
+    if params.get("showRankingScore"):
+        fields["_rankingScore"] = entry.score
+    if params.get("showRankingScoreDetails"):
+        fields["_rankingScoreDetails"] = entry.details
+    return fields

@@ -14,7 +14,7 @@ from gateway.foreign import drop, foreign_keys_soon, hydrate
 from gateway.search.details import PrimaryKeys, add_details, permitted, query_metadata
 from gateway.search.params import page_window
 from gateway.search.pins import pins_soon, place
-from gateway.search.response import search_response
+from gateway.search.response import search_response, semantic_hit_count
 from gateway.search.runner import search_index
 
 
@@ -58,4 +58,8 @@ async def run_search(
     if search_steps is not None:
         search_steps.lap("format")
     metadata = None if primary_keys is None else query_metadata(uid, (await primary_keys)[uid])
-    return add_details(body, metadata, steps)
+    body = add_details(body, metadata, steps)
+    semantic_hits = semantic_hit_count(found, window)
+    if semantic_hits is not None:
+        body["semanticHitCount"] = semantic_hits  # last, after the details, as the reference has it
+    return body

@@ -1,21 +1,24 @@
-"""One shard's part of a keyword search: parse, match, rank, then build the page's hits.
+"""One shard's part of a search: parse, match, rank, then build the page's hits.
 
 The shard returns its best ``offset + limit`` hits (capped by ``maxTotalHits``) with their ranks;
 the gateway merges shards by ranks, then by insertion order, which every shard count agrees on.
+A semantic search ranks by the query's vector instead (``semantic.py``); a hybrid one runs both
+legs, the nearest-neighbour search on the vector thread while the keyword leg ranks, and returns
+them apart: the gateway fuses the shards' merged lists (search.md §7.6).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 from pyroaring import BitMap
 
 from common.documents.projection import VECTORS, select_attributes, vectors_field, without_vectors
-from common.errors import ApiError
 from common.settings.pagination import capped_window, max_total_hits
 from common.timing import Steps, lap
-from shard.analysis import iso639_3
 from shard.geo.points import geo_distance
 from shard.highlight import NO_MATCH, FormatOptions, HitFormatter, QueryMatcher
 from shard.index.codec import DocumentCodec
@@ -24,10 +27,10 @@ from shard.index.read_cache import CacheRef
 from shard.index.sequence import read_sequences
 from shard.index.settings import Settings, displayed_attributes
 from shard.index.state import load_state
+from shard.query.candidates import negated_documents, query_candidates, query_language
 from shard.query.context import SearchContext
 from shard.query.derivations import Derivations, derive
 from shard.query.distinct import Distinct, distinct_attribute
-from shard.query.docsets import phrase_docs, word_docs
 from shard.query.facet_reply import facet_reply
 from shard.query.highlighting import DerivationMatcher
 from shard.query.parse import ParsedQuery, parse_query
@@ -36,6 +39,7 @@ from shard.query.ranking.bucket_sort import RankedDoc
 from shard.query.ranking.sort import first_geo_point, query_sort, rule_groups
 from shard.query.ranking.stem_tier import TieredRanker, count_terms, hit_scores
 from shard.query.search_filter import filtered_out
+from shard.query.semantic import QueryVector, SemanticLeg, VectorSpace, query_vector
 from shard.vector.reads import shown_vectors
 
 Entry = list[Any]
@@ -62,6 +66,17 @@ class SearchResult:
     pinned: list[tuple[str, Entry]] | None = None
     """With ``pinned``: the pinned documents this shard holds that the filter keeps, as hits, with
     their external ids (``shard/query/pinned.py``); not in ``entries`` nor ``candidates``."""
+    semantic_entries: list[Entry] | None = None
+    """A semantic or hybrid search's vector leg, best first (``entries`` is then the keyword leg's,
+    empty for a semantic-only search, whose ``candidates`` are the vector leg's)."""
+    union_candidates: int = 0
+    """Hybrid: the documents either leg keeps."""
+    union_facets: dict[str, Any] | None = None
+    """Hybrid with ``facets``: the counts over both legs' documents."""
+
+
+VectorLookup = Callable[[int, str], VectorSpace]
+"""(internal index id, embedder name) -> that embedder's vectors on this shard."""
 
 
 def search(
@@ -75,10 +90,15 @@ def search(
     cached: CacheRef | None = None,
     steps: Steps | None = None,
     shards: int = 1,
+    *,
+    vectors: VectorLookup,
 ) -> SearchResult:
     """``cached``: the shard's record cache and its generation when ``txn`` began; ``steps``: timed
-    when the query asked for ``showPerformanceDetails``; ``shards``: how many shards hold the index."""
-    _check_embedder(index_uid, settings, params.get("hybrid"))
+    when the query asked for ``showPerformanceDetails``; ``shards``: how many shards hold the index;
+    ``vectors``: the shard's vector spaces (semantic and hybrid searches)."""
+
+    space_of = partial(vectors, index_id)
+    semantic = query_vector(settings, params, space_of)
 
     def context() -> SearchContext:
         state = load_state(env, txn, index_id)
@@ -88,7 +108,8 @@ def search(
 
     def union(queries: list[dict[str, Any]], scored: bool) -> BitMap:
         """The union of several queries' candidates, each query in its own context."""
-        return BitMap.union(BitMap(), *(_candidates(context(), {**params, **sub}, scored) for sub in queries))
+        subs = ({**params, **sub} for sub in queries)
+        return BitMap.union(BitMap(), *(query_candidates(context(), sub, scored, space_of) for sub in subs))
 
     ctx = context()
     if params.get("facetUnion") is not None:
@@ -108,7 +129,7 @@ def search(
     query = parse_query(ctx.analyzer, params.get("q"), locales)
     cap = max_total_hits(settings)
     wanted = sum(capped_window(params.get("offset", 0), params.get("limit", 20), cap))
-    derivations = derive(ctx, query, _query_language(ctx, params.get("q"), locales))
+    derivations = derive(ctx, query, query_language(ctx, params.get("q"), locales))
     lap(steps, "resolve query")
     if params.get("countTerms"):
         counts = count_terms(ctx, query, derivations)
@@ -116,10 +137,15 @@ def search(
         return SearchResult([], 0, cap, counts)
     unfiltered = filtered_out(ctx, params)
     pinned = pinned_documents(ctx, params, unfiltered)
-    excluded = _excluded(ctx, query) | unfiltered | BitMap(pinned)
+    excluded = negated_documents(ctx, query) | unfiltered | BitMap(pinned)
     lap(steps, "filter")
     criteria = query_sort(ctx, params.get("sort"))
     distinct_field = distinct_attribute(ctx, params)
+    if semantic is not None:
+        # The vector leg ranks every live document the filter keeps (negated words are keyword's).
+        leg = _semantic_leg(ctx, semantic, params, criteria, distinct_field, unfiltered | BitMap(pinned))
+        if params.get("semanticOnly"):
+            return _semantic_only(ctx, leg, params, wanted, cap, steps, pinned)
     distinct = None if distinct_field is None else Distinct(ctx, distinct_field)
     ranker = TieredRanker(
         ctx,
@@ -136,8 +162,14 @@ def search(
         # The gateway's second round: the candidates the page's distinct values leave (see Distinct)
         # and the threshold keeps.
         remaining = ranker.count(universe - distinct.docs_of(params["distinctValues"]), cap)
+        if semantic is not None:
+            # Hybrid whose vector leg the gateway used: the documents either leg keeps.
+            others = distinct.docs_of(params["distinctValues"])
+            remaining = len((ranker.kept(universe) | leg.kept()) - others)  # threshold: a full pass
         lap(steps, "count distinct")
         return SearchResult([], remaining, cap)
+    if semantic is not None:
+        leg.prefetch(wanted)
     if query.placeholder and not ranker.rules and distinct is None:
         ranked = [RankedDoc(doc_id, ()) for doc_id in _first(universe, wanted)]
         candidates = len(universe)
@@ -148,6 +180,15 @@ def search(
             # No page, so no second round: the count is the candidates the threshold keeps.
             candidates = ranker.count(universe, cap)
     lap(steps, "rank")
+    semantic_entries, union_count, union_facets = None, 0, None
+    if semantic is not None:
+        semantic_ranked = leg.rank(wanted, cap)
+        lap(steps, "vector rank")
+        semantic_entries = _entries(
+            ctx, query, derivations, semantic_ranked, params, first_geo_point(criteria), leg.distinct
+        )
+        union_count = len(leg.kept() | (universe - ranker.dropped()))
+        union_facets = facet_reply(ctx, leg.universe | BitMap(pinned), params)
     geo_point = first_geo_point(criteria)
     entries = _entries(ctx, query, derivations, ranked, params, geo_point, distinct)
     pinned_entries = _entries(
@@ -166,37 +207,72 @@ def search(
         rule_groups=groups,
         deduplicated=distinct is not None,
         pinned=list(zip(pinned.values(), pinned_entries, strict=True)),
+        semantic_entries=semantic_entries,
+        union_candidates=union_count,
+        union_facets=union_facets,
     )
 
 
-def _candidates(ctx: SearchContext, params: dict[str, Any], scored: bool) -> BitMap:
-    """One query's candidates, as its search facets them before ranking; ``scored``: only those that
-    reach its ``rankingScoreThreshold``, as its search counts them."""
-    ctx.restrict_to(params.get("attributesToSearchOn"))
-    locales = tuple(params.get("locales") or ())
-    query = parse_query(ctx.analyzer, params.get("q"), locales)
-    excluded = _excluded(ctx, query) | filtered_out(ctx, params)
-    if query.placeholder:
-        return ctx.state.live - excluded
-    derivations = derive(ctx, query, _query_language(ctx, params.get("q"), locales))
-    strategy = params.get("matchingStrategy", "last")
-    threshold = params.get("rankingScoreThreshold") if scored else None
-    ranker = TieredRanker(
-        ctx, query, derivations, strategy=strategy, threshold=threshold, term_counts=params.get("termCounts")
+def _semantic_leg(
+    ctx: SearchContext,
+    semantic: QueryVector,
+    params: dict[str, Any],
+    criteria: list[Any],
+    distinct_field: str | None,
+    left_out: BitMap,
+) -> SemanticLeg:
+    """The vector leg over the live documents not ``left_out``; /similar (``similarTo``, whose target
+    the filter left out) ranks by similarity alone, without distinct."""
+    similar = params.get("similarTo")
+    return SemanticLeg(
+        ctx,
+        semantic,
+        left_out,
+        threshold=params.get("rankingScoreThreshold"),
+        sort=criteria,
+        distinct_field=None if similar is not None else distinct_field,
+        similar=similar is not None,
     )
-    return ranker.kept(ranker.universe() - excluded)
 
 
-def _check_embedder(index_uid: str, settings: Settings, hybrid: dict[str, Any] | None) -> None:
-    """Semantic and hybrid searches reach here only when they need an embedder (search.md §1.3)."""
-    if hybrid is None:
-        return
-    name = hybrid["embedder"]
-    if name not in (settings.get("embedders") or {}):
-        raise ApiError("invalid_search_embedder", f"Cannot find embedder with name `{name}`.")
-    raise ApiError(
-        "invalid_search_hybrid_query",
-        f"Index `{index_uid}`: semantic and hybrid search are not supported yet.",
+def _semantic_only(
+    ctx: SearchContext,
+    leg: SemanticLeg,
+    params: dict[str, Any],
+    wanted: int,
+    cap: int,
+    steps: Steps | None,
+    pinned: dict[int, str],
+) -> SearchResult:
+    """A search ranked by its vector alone: no keyword query, so nothing is highlighted as matching."""
+    placeholder = ParsedQuery()
+    if leg.distinct is not None and params.get("distinctValues") is not None:
+        remaining = leg.ranker.count(leg.universe - leg.distinct.docs_of(params["distinctValues"]), cap)
+        lap(steps, "count distinct")
+        return SearchResult([], remaining, cap)
+    ranked = leg.rank(wanted, cap)
+    candidates = leg.candidates
+    if leg.distinct is not None and wanted == 0:
+        candidates = leg.ranker.count(leg.universe, cap)
+    lap(steps, "vector rank")
+    entries = _entries(ctx, placeholder, [], ranked, params, None, leg.distinct)
+    pinned_entries = _entries(
+        ctx, placeholder, [], [RankedDoc(doc, ()) for doc in pinned], params, None, None
+    )
+    lap(steps, "format hits")
+    facets = facet_reply(ctx, leg.universe | BitMap(pinned), params)
+    if facets is not None:
+        lap(steps, "facets")
+    groups = rule_groups(leg.ranker.rules) if params.get("ruleGroups") else None
+    return SearchResult(
+        [],
+        candidates,
+        cap,
+        facets=facets,
+        rule_groups=groups,
+        deduplicated=leg.distinct is not None,
+        pinned=list(zip(pinned.values(), pinned_entries, strict=True)),
+        semantic_entries=entries,
     )
 
 
@@ -206,25 +282,6 @@ def _first(docs: BitMap, count: int) -> list[int]:
     if count >= len(docs):
         return list(docs)
     return list(docs[:count])
-
-
-def _excluded(ctx: SearchContext, query: ParsedQuery) -> BitMap:
-    excluded = BitMap()
-    for word in query.negated_words:
-        excluded |= word_docs(ctx, word)
-    for words in query.negated_phrases:
-        excluded |= phrase_docs(ctx, words, ctx.allowed_fields)
-    return excluded
-
-
-def _query_language(ctx: SearchContext, q: str | None, locales: tuple[str, ...]) -> str:
-    """The stemming language of the query: its locales, else detection, else the index's main one."""
-    if locales:
-        return iso639_3(locales[0])
-    detected = ctx.analyzer.detect_language(q) if q and len(q) >= 20 else None
-    if detected is not None:
-        return detected
-    return ctx.state.main_language()
 
 
 def _entries(

@@ -31,7 +31,7 @@ def test_cranfield_ndcg_at_10_does_not_regress(cluster: RunningCluster) -> None:
     with httpx.Client(base_url=cluster.url, timeout=60.0) as client:
         relevance.prepare(client, relevance.index_settings("smart"))
         for strategy in FLOORS:
-            rankings = relevance.search_all(client, queries, strategy)["rankings"]
+            rankings = relevance.search_all(client, queries, {"matchingStrategy": strategy})["rankings"]
             measured[strategy] = relevance.evaluate(rankings, qrels)["ndcg"]
     below = {strategy: value for strategy, value in measured.items() if value < FLOORS[strategy]}
     assert not below, f"nDCG@10 under its floor: {below} (floors {FLOORS}, all measured {measured})"

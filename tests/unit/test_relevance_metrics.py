@@ -11,14 +11,13 @@ import math
 
 import pytest
 
-from bench.relevance import (
-    bucket_oracle,
+from bench.relevance import bucket_oracle, words_rule_bound
+from bench.relevance_metrics import (
     dcg,
     evaluate,
     ndcg_at_k,
     recall_at_k,
     reciprocal_rank_at_k,
-    words_rule_bound,
 )
 
 JUDGED = {"a": 3, "b": 2, "c": 1, "z": 0}

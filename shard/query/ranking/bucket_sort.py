@@ -69,9 +69,11 @@ class Ranker:
         distinct: Distinct | None = None,
         ranking_rules: Sequence[str] | None = None,
         coverage: Coverage | None = None,
+        rules: list[Rule] | None = None,
     ) -> None:
         """``ranking_rules``: the rules to apply instead of the index's (document reads: ``["sort"]``);
-        ``coverage``: the derivations' document sets, when resolved already."""
+        ``coverage``: the derivations' document sets, when resolved already; ``rules``: the rules
+        themselves (a semantic search's, ``shard/query/semantic.py``)."""
         self.ctx = ctx
         self.query = query
         self.coverage = coverage or Coverage(ctx, derivations)
@@ -81,7 +83,7 @@ class Ranker:
         self.costs = DocumentCosts(ctx, query, derivations, matcher)
         self.marks = TermMarks(ctx, query, derivations)
         names = ranking_rules or ctx.settings.get("rankingRules") or DEFAULT_RULES
-        self.rules: list[Rule] = configured_rules(
+        self.rules: list[Rule] = rules or configured_rules(
             names,
             strategy,
             sort_rules(names, sort, displayed_attributes(ctx.settings)),

@@ -23,6 +23,10 @@ class Rank:
     shards: a number, a normalised string or None when the document has none)."""
     hidden: bool = False
     """A sort rule on a field ``displayedAttributes`` hides: its details are redacted."""
+    vector: bool = False
+    """The ``vectorSort`` rule of a semantic search: its ``similarity`` is the hit's score."""
+    similarity: float | None = None
+    """With ``vector``: the bucket's similarity, None for documents without an embedding (score 0)."""
 
 
 SKIPPED = Rank("skipped", ((0, 1),))
@@ -39,7 +43,16 @@ def fold(steps: Sequence[Step]) -> float:
 
 
 def score(ranks: Sequence[Rank]) -> float:
+    """A vector similarity replaces the relevancy score (search.md §7.5): a semantic search has no
+    other relevancy rule."""
+    for rank in ranks:
+        if rank.vector:
+            return rank.similarity or 0.0
     return fold([step for rank in ranks for step in rank.steps])
+
+
+NO_SIMILARITY = -1.0
+"""The merge key of documents without an embedding: after every similarity (0 to 1)."""
 
 
 def sort_key(ranks: Sequence[Rank]) -> list[Any]:
@@ -49,6 +62,8 @@ def sort_key(ranks: Sequence[Rank]) -> list[Any]:
     for rank in ranks:
         if rank.sort is not None:
             key.append(list(rank.sort))
+        elif rank.vector:
+            key.append(NO_SIMILARITY if rank.similarity is None else rank.similarity)
         key.extend(rank_value / out_of for rank_value, out_of in rank.steps)
     return key
 
@@ -59,13 +74,13 @@ def score_groups(ranks: Sequence[Rank]) -> list[Any]:
     groups: list[Any] = []
     steps: list[Step] = []
     for rank in ranks:
-        if rank.sort is None:
+        if rank.sort is None and not rank.vector:
             steps.extend(rank.steps)
             continue
         if steps:
             groups.append(fold(steps))
             steps = []
-        groups.append(list(rank.sort))
+        groups.append(list(rank.sort) if rank.sort is not None else rank.similarity or 0.0)
     if steps:
         groups.append(fold(steps))
     return groups
@@ -80,7 +95,7 @@ def details(ranks: Sequence[Rank]) -> dict[str, Any]:
             rendered[f"<hidden-rule-{order}>"] = {"order": order, "value": "<hidden>"}
             continue
         entry: dict[str, Any] = {"order": order, **rank.details}
-        if rank.rule != "skipped" and rank.sort is None:
+        if rank.rule != "skipped" and rank.sort is None and not rank.vector:
             entry["score"] = fold(rank.steps)
         rendered[rank.rule] = entry
     return rendered

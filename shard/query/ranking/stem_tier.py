@@ -143,6 +143,12 @@ class TieredRanker:
             return counted + len(rest)
         return counted + self._scoring().count(rest, limit - counted)
 
+    def dropped(self) -> BitMap:
+        """After ``rank``: the documents of explored buckets the threshold dropped, both tiers."""
+        if "stemmed" in self.__dict__:  # built (cached_property)
+            return self.exact.dropped | self.stemmed.dropped
+        return self.exact.dropped
+
     def kept(self, docs: BitMap) -> BitMap:
         head, rest = self._split(docs)
         kept = self.exact.kept(head)
