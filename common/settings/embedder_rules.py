@@ -28,7 +28,7 @@ from common.rest_templates import (
     parse_request_template,
     parse_rest_templates,
 )
-from common.settings.embedders import DEFAULT_SOURCE
+from common.settings.embedders import DEFAULT_OPENAI_MODEL, DEFAULT_SOURCE
 from common.validation import Kind, Schema, Spec
 
 CODE: Final = "invalid_settings_embedders"
@@ -177,7 +177,7 @@ def check_sent_embedders(embedders: Mapping[str, Any], enabled: Enabled) -> None
             _check_templates(embedder["request"], embedder.get("response"))
         if embedder.get("source") is not None:
             _walk(embedder, embedder["source"], path)
-            _check_values(embedder, path, nested=False)
+            _check_values(embedder, path, merged=False)
 
 
 def check_merged_embedders(
@@ -208,7 +208,7 @@ def check_merged_embedders(
             embedder = after[name]
             source = embedder.get("source", DEFAULT_SOURCE)
             _walk(embedder, source, path)
-            _check_values({"source": source, **embedder}, path, nested=True)
+            _check_values({"source": source, **embedder}, path, merged=True)
             _check_embedder_can_be_built(embedder, source)
         except ApiError as error:
             raise ApiError(error.code, prefix + error.message) from None
@@ -308,12 +308,12 @@ def _walk_nested(nested: Mapping[str, Any], side: str, parent: str) -> None:
             )
 
 
-def _check_values(embedder: Mapping[str, Any], path: str, *, nested: bool) -> None:
-    """OpenAI's models and their dimensions; with ``nested``, a composite's sides too (the reference
-    checks them only when the task runs)."""
+def _check_values(embedder: Mapping[str, Any], path: str, *, merged: bool) -> None:
+    """OpenAI's models and their dimensions. A ``merged`` embedder (the task's) has its default model
+    and its composite sides checked too; a body, only what it names."""
     source = embedder["source"]
-    if source == "openAi" and embedder.get("model") is not None:
-        model = embedder["model"]
+    model = embedder.get("model", DEFAULT_OPENAI_MODEL if merged else None)
+    if source == "openAi" and model is not None:
         if model not in _OPENAI_MODELS:
             supported = ", ".join(f'"{name}"' for name in _OPENAI_MODELS)
             raise ApiError(
@@ -332,10 +332,10 @@ def _check_values(embedder: Mapping[str, Any], path: str, *, nested: bool) -> No
                 f"`{path}.dimensions`: Model `{model}` does not support overriding its dimensions to a value"
                 f" higher than {native}. Found {dimensions}",
             )
-    for side in _NESTED_SIDES if nested else ():
+    for side in _NESTED_SIDES if merged else ():
         inner = embedder.get(side)
         if inner is not None:
-            _check_values(inner, f"{path}.{side}", nested=True)
+            _check_values(inner, f"{path}.{side}", merged=True)
 
 
 def _check_embedder_can_be_built(embedder: Mapping[str, Any], source: str) -> None:
