@@ -28,7 +28,7 @@ from common.rest_templates import (
     parse_request_template,
     parse_rest_templates,
 )
-from common.settings.embedders import DEFAULT_OPENAI_MODEL, DEFAULT_SOURCE
+from common.settings.embedders import DEFAULT_OPENAI_MODEL, DEFAULT_SOURCE, FIELD_ORDER
 from common.validation import Kind, Schema, Spec
 
 CODE: Final = "invalid_settings_embedders"
@@ -43,25 +43,13 @@ _FIELDS: Final = (
 """The order of the reference's walk over an embedder's fields and of its "available fields" lists."""
 _TEMPLATE_FIELDS: Final = ("documentTemplate", "documentTemplateMaxBytes")
 _EVERY_SOURCE: Final = ("source", "distribution", "binaryQuantized")
+_REST_ONLY: Final = ("indexingFragments", "searchFragments", "request", "response", "headers")
 _ALLOWED: Final[dict[str, frozenset[str]]] = {
     "openAi": frozenset({*_EVERY_SOURCE, "model", "apiKey", "dimensions", *_TEMPLATE_FIELDS, "url"}),
     "huggingFace": frozenset({*_EVERY_SOURCE, "model", "revision", "pooling", *_TEMPLATE_FIELDS}),
     "ollama": frozenset({*_EVERY_SOURCE, "model", "apiKey", "dimensions", *_TEMPLATE_FIELDS, "url"}),
     "userProvided": frozenset({*_EVERY_SOURCE, "dimensions"}),
-    "rest": frozenset(
-        {
-            *_EVERY_SOURCE,
-            "apiKey",
-            "dimensions",
-            *_TEMPLATE_FIELDS,
-            "url",
-            "indexingFragments",
-            "searchFragments",
-            "request",
-            "response",
-            "headers",
-        }
-    ),
+    "rest": frozenset({*_EVERY_SOURCE, "apiKey", "dimensions", *_TEMPLATE_FIELDS, "url", *_REST_ONLY}),
     "composite": frozenset({*_EVERY_SOURCE, *_NESTED_SIDES}),
 }
 _MANDATORY: Final[dict[str, tuple[str, ...]]] = {
@@ -72,8 +60,11 @@ _MANDATORY: Final[dict[str, tuple[str, ...]]] = {
 }
 _KEPT_ACROSS_SOURCES: Final = frozenset({"apiKey", "distribution", "binaryQuantized"})
 """What an embedder keeps when its ``source`` changes; every other field goes back to its default."""
-_OPENAI_MODELS: Final = {"text-embedding-ada-002": 1536, "text-embedding-3-small": 1536,
-                         "text-embedding-3-large": 3072}  # fmt: skip
+_OPENAI_MODELS: Final = {
+    "text-embedding-ada-002": 1536,
+    "text-embedding-3-small": 1536,
+    "text-embedding-3-large": 3072,
+}
 _FIXED_DIMENSIONS: Final = frozenset({"text-embedding-ada-002"})
 _OLLAMA_ENDINGS: Final = ("/api/embeddings", "/api/embed")
 _FEATURES: Final = {
@@ -147,16 +138,11 @@ _NESTED_ORDER: Final = (
     "distribution", "binaryQuantized", *_NESTED_SIDES,
 )  # fmt: skip
 """A nested embedder's fields, in the order its "expected one of" list names them."""
-_TOP_ORDER: Final = (
-    "source", "model", "revision", "pooling", "apiKey", "dimensions", "binaryQuantized", "documentTemplate",
-    "documentTemplateMaxBytes", "url", "indexingFragments", "searchFragments", "request", "response",
-    "headers", "searchEmbedder", "indexingEmbedder", "distribution",
-)  # fmt: skip
 _NESTED_SPEC: Final = Spec(Kind.OBJECT, nullable=True, schema=_ordered(_field_specs(None), _NESTED_ORDER))
 EMBEDDERS_SPEC: Final = Spec(
     Kind.OBJECT,
     code=CODE,
-    values=Spec(Kind.OBJECT, nullable=True, schema=_ordered(_field_specs(_NESTED_SPEC), _TOP_ORDER)),
+    values=Spec(Kind.OBJECT, nullable=True, schema=_ordered(_field_specs(_NESTED_SPEC), FIELD_ORDER)),
 )
 """``embedders`` as deserialised: name -> embedder or ``null`` (the count is a task-time check)."""
 
