@@ -295,8 +295,9 @@ def _walk_nested(nested: Mapping[str, Any], side: str, parent: str) -> None:
 
 
 def _check_values(embedder: Mapping[str, Any], path: str, *, merged: bool) -> None:
-    """OpenAI's models and their dimensions. A ``merged`` embedder (the task's) has its default model
-    and its composite sides checked too; a body, only what it names."""
+    """OpenAI's models and their dimensions: a ``merged`` embedder's (the task's) with its default
+    model, a body's only as it names them. A composite's sides are left to their embedders when they
+    are built (the reference goes on to embed with a side whose model is unknown)."""
     source = embedder["source"]
     model = embedder.get("model", DEFAULT_OPENAI_MODEL if merged else None)
     if source == "openAi" and model is not None:
@@ -318,10 +319,6 @@ def _check_values(embedder: Mapping[str, Any], path: str, *, merged: bool) -> No
                 f"`{path}.dimensions`: Model `{model}` does not support overriding its dimensions to a value"
                 f" higher than {native}. Found {dimensions}",
             )
-    for side in _NESTED_SIDES if merged else ():
-        inner = embedder.get(side)
-        if inner is not None:
-            _check_values(inner, f"{path}.{side}", merged=True)
 
 
 def _check_embedder_can_be_built(embedder: Mapping[str, Any], source: str) -> None:
