@@ -98,6 +98,11 @@ def parse_rest_templates(request: Any, response: Any) -> RestTemplates:
     return RestTemplates(parsed_request, parsed_response)
 
 
+def parse_request_template(request: Any) -> None:
+    """The ``request`` template alone checked (a settings update that sends no ``response``)."""
+    _parse(request, "request", TEXT, _REQUEST_NOTE)
+
+
 class _Walk:
     """One depth-first walk of a template, remembering where the placeholder and the repeat are."""
 

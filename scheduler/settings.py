@@ -55,7 +55,7 @@ async def run_settings_batch(
             clears.append(task["uid"])
         else:
             try:
-                settings = merge_settings(settings, task["params"]["settings"])
+                settings = merge_settings(settings, task["params"]["settings"], uid)
             except ApiError as error:
                 results[task["uid"]] = Outcome(FAILED, error=error.to_dict())
                 continue

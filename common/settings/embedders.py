@@ -15,6 +15,7 @@ DEFAULT_DOCUMENT_TEMPLATE: Final = (
     "{{ field.name }}: {{ field.value }}\n{% endif %}{% endfor %}"
 )
 DEFAULT_DOCUMENT_TEMPLATE_MAX_BYTES: Final = 400
+DEFAULT_OPENAI_MODEL: Final = "text-embedding-3-small"
 DEFAULT_HUGGING_FACE_MODEL: Final = "BAAI/bge-base-en-v1.5"
 DEFAULT_HUGGING_FACE_REVISION: Final = "617ca489d9e86b49b8167676d8220688b99db36e"
 """The revision of the default model; another model has no default revision."""
@@ -47,7 +48,7 @@ _TEMPLATE: Final = {
 }
 _FRAGMENTS: Final = ("indexingFragments", "searchFragments")
 _SOURCE_DEFAULTS: Final[dict[str, dict[str, Any]]] = {
-    "openAi": {"model": "text-embedding-3-small", **_TEMPLATE},
+    "openAi": {"model": DEFAULT_OPENAI_MODEL, **_TEMPLATE},
     "huggingFace": {"model": DEFAULT_HUGGING_FACE_MODEL, "pooling": "useModel", **_TEMPLATE},
     "ollama": dict(_TEMPLATE),
     "rest": {**_TEMPLATE, "headers": {}},

@@ -2,7 +2,7 @@
 
 Only the fields sent change; ``null`` resets a field to its default (it is forgotten). ``typoTolerance``,
 ``faceting`` and ``pagination`` change sub-field by sub-field (``minWordSizeForTypos`` too), embedders
-name by name and, inside one embedder, field by field.
+name by name and, inside one embedder, field by field (a new ``source`` resetting the previous one's).
 """
 
 from __future__ import annotations
@@ -11,17 +11,19 @@ import copy
 from typing import Any
 
 from common.errors import ApiError
+from common.settings.embedder_rules import check_merged_embedders, merge_embedder
 from common.settings.model import NESTED_KEYS, UserSettings, default
 from common.settings.specs import min_word_size_problem
 
 _DEEP_FIELDS = frozenset({"minWordSizeForTypos"})
 
 
-def merge_settings(user: UserSettings, update: dict[str, Any]) -> UserSettings:
+def merge_settings(user: UserSettings, update: dict[str, Any], index_uid: str | None = None) -> UserSettings:
     """The stored settings after ``update`` (a validated body); ``user`` is left untouched.
 
-    Raises ``invalid_settings_typo_tolerance`` when the result has ``oneTypo > twoTypos``: a check that
-    needs the stored value of the field that was not sent, so it runs when the task is processed.
+    Raises ``invalid_settings_typo_tolerance`` when the result has ``oneTypo > twoTypos``, and the
+    embedder errors that depend on the stored embedders (``check_merged_embedders``): checks that need
+    the stored value of what was not sent, so they run when the task is processed.
     """
     merged = copy.deepcopy(user)
     for key, value in update.items():
@@ -30,7 +32,10 @@ def merge_settings(user: UserSettings, update: dict[str, Any]) -> UserSettings:
         elif key in NESTED_KEYS:
             _set_unless_empty(merged, key, _merge_fields(merged.get(key, {}), value, _DEEP_FIELDS))
         elif key == "embedders":
-            _set_unless_empty(merged, key, _merge_embedders(merged.get(key, {}), value))
+            before = merged.get(key, {})
+            after = _merge_embedders(before, value)
+            check_merged_embedders(before, after, value, index_uid)
+            _set_unless_empty(merged, key, after)
         else:
             merged[key] = copy.deepcopy(value)
     _check_min_word_sizes(merged)
@@ -55,7 +60,7 @@ def _merge_embedders(stored: dict[str, Any], update: dict[str, Any]) -> dict[str
         if embedder is None:
             merged.pop(name, None)
         else:
-            merged[name] = _merge_fields(merged.get(name, {}), embedder, frozenset())
+            merged[name] = merge_embedder(merged.get(name, {}), embedder)
     return merged
 
 

@@ -9,11 +9,10 @@ from __future__ import annotations
 from typing import Any, Final
 
 from common.locales import LOCALES as LOCALE_CODES
+from common.settings.embedder_rules import EMBEDDERS_SPEC
 from common.validation import Kind, Schema, Spec
 
 _U8_MAX: Final = 255
-_MAX_EMBEDDERS: Final = 256
-
 _BUILTIN_RULES: Final = frozenset(
     {"words", "typo", "proximity", "attribute", "attributeRank", "wordPosition", "sort", "exactness"}
 )
@@ -78,12 +77,6 @@ def _u8(value: int) -> str | None:
 def _non_zero(value: int) -> str | None:
     if value == 0:
         return "a non-zero integer value lower than `18446744073709551615` was expected, but found a zero"
-    return None
-
-
-def _embedder_count(embedders: dict[str, Any]) -> str | None:
-    if len(embedders) > _MAX_EMBEDDERS:
-        return f"too many embedders: at most {_MAX_EMBEDDERS} can be configured, but found {len(embedders)}"
     return None
 
 
@@ -194,12 +187,7 @@ SETTING_SPECS: Final[dict[str, Spec]] = {
         code="invalid_settings_pagination",
         schema=Schema({"maxTotalHits": Spec(Kind.POSITIVE_INTEGER, nullable=True, check=_non_zero)}),
     ),
-    "embedders": Spec(
-        Kind.OBJECT,
-        code="invalid_settings_embedders",
-        values=Spec(Kind.OBJECT, nullable=True),
-        check=_embedder_count,
-    ),
+    "embedders": EMBEDDERS_SPEC,
     "searchCutoffMs": Spec(Kind.POSITIVE_INTEGER, code="invalid_settings_search_cutoff_ms"),
     "localizedAttributes": Spec(
         Kind.ARRAY, code="invalid_settings_localized_attributes", items=_LOCALIZED_RULE

@@ -4,8 +4,8 @@ A validated body becomes an *update*: the settings that were sent, normalised (s
 deduplicated, a ``*`` anywhere in displayed/searchable attributes collapsed to the wildcard, filterable
 rule objects completed with their default features), ``None`` meaning "reset to default".
 
-Embedders are only checked to be an object of name -> object or null, and stored as sent: validating an
-embedder's fields per source is a later issue.
+Embedders are checked as the reference checks a body (``embedder_rules``); what needs the stored
+settings is checked when the task runs.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from collections.abc import Callable
 from typing import Any, Final
 
 from common.errors import ApiError
+from common.settings.embedder_rules import NO_FEATURE, Enabled, check_sent_embedders
 from common.settings.model import (
     EXPERIMENTAL_SETTINGS,
     FOREIGN_KEYS,
@@ -40,8 +41,9 @@ _SETTINGS_BODY = Schema(
 )
 
 
-def validate_settings(body: Any) -> SettingsUpdate:
-    """The update of a ``PATCH /settings`` body, keyed in contract order.
+def validate_settings(body: Any, enabled: Enabled = NO_FEATURE) -> SettingsUpdate:
+    """The update of a ``PATCH /settings`` body, keyed in contract order; ``enabled`` tells whether an
+    experimental feature is on (composite and multimodal embedders need theirs).
 
     A ``foreignKeys`` value is kept: whether its feature is on is the caller's check
     (``foreign_keys_not_enabled``)."""
@@ -49,13 +51,20 @@ def validate_settings(body: Any) -> SettingsUpdate:
     for setting in EXPERIMENTAL_SETTINGS:
         if fields.pop(setting.key, None) is not None:
             raise feature_not_enabled(setting)
+    _check_embedders(fields, enabled)
     return {key: normalize(key, fields[key]) for key in UPDATE_ORDER if key in fields}
 
 
-def validate_setting(key: str, body: Any) -> SettingsUpdate:
+def validate_setting(key: str, body: Any, enabled: Enabled = NO_FEATURE) -> SettingsUpdate:
     """The update of a sub-route body (whose root is the setting's value; ``null`` resets it)."""
     value = validate(dataclasses.replace(_SPECS[key], nullable=True), body)
+    _check_embedders({key: value}, enabled)
     return {key: normalize(key, value)}
+
+
+def _check_embedders(fields: dict[str, Any], enabled: Enabled) -> None:
+    if fields.get("embedders") is not None:
+        check_sent_embedders(fields["embedders"], enabled)
 
 
 def reset_all() -> SettingsUpdate:

@@ -74,7 +74,9 @@ async def get_settings(request: Request, index_uid: str) -> HTTPResponse:
 @bp.patch(_SETTINGS, ctx_action="settings.update")
 async def update_settings(request: Request, index_uid: str) -> HTTPResponse:
     uid = checked_index_uid(index_uid)
-    return await _enqueue(request, uid, validate_settings(json_body(request)), creates=True)
+    return await _enqueue(
+        request, uid, validate_settings(json_body(request), request.app.ctx.features.enabled), creates=True
+    )
 
 
 @bp.delete(_SETTINGS, ctx_action="settings.update")
@@ -88,7 +90,12 @@ def _sub_route_handlers(route: SubRoute) -> dict[str, Handler]:
 
     async def update_one(request: Request, index_uid: str) -> HTTPResponse:
         uid = checked_index_uid(index_uid)
-        return await _enqueue(request, uid, validate_setting(route.key, json_body(request)), creates=True)
+        return await _enqueue(
+            request,
+            uid,
+            validate_setting(route.key, json_body(request), request.app.ctx.features.enabled),
+            creates=True,
+        )
 
     async def reset_one(request: Request, index_uid: str) -> HTTPResponse:
         return await _enqueue(request, checked_index_uid(index_uid), {route.key: None}, creates=False)

@@ -369,7 +369,13 @@ def test_deleted_index_loses_its_settings(cluster: RunningCluster) -> None:
 def test_embedder_api_keys_are_masked(cluster: RunningCluster) -> None:
     index = client_for(cluster).index("masked")
     embedders = {
-        "rest": {"source": "rest", "url": "http://localhost:1/embed", "apiKey": "0123456789abcdefghij"}
+        "rest": {
+            "source": "rest",
+            "url": "http://localhost:1/embed",
+            "apiKey": "0123456789abcdefghij",
+            "request": {"input": "{{text}}"},
+            "response": {"embedding": "{{embedding}}"},
+        }
     }
     task = wait_task(cluster, index.update_embedders(embedders).task_uid)
     assert task["status"] == "succeeded"

@@ -204,19 +204,22 @@ def test_faceting_merges_fields_but_replaces_the_sort_map() -> None:
     }
 
 
+_REST_TEMPLATES = {"request": {"input": "{{text}}"}, "response": {"embedding": "{{embedding}}"}}
+
+
 def test_embedders_merge_by_name_and_field() -> None:
     user = _apply(
         {
             "embedders": {
                 "a": {"source": "userProvided", "dimensions": 3},
-                "b": {"source": "rest", "url": "http://x", "apiKey": "k"},
+                "b": {"source": "rest", "url": "http://x", "apiKey": "k", **_REST_TEMPLATES},
             }
         },
         {"embedders": {"a": {"dimensions": 4, "binaryQuantized": True}, "b": {"apiKey": None}, "c": {}}},
     )
     assert user["embedders"] == {
         "a": {"source": "userProvided", "dimensions": 4, "binaryQuantized": True},
-        "b": {"source": "rest", "url": "http://x"},
+        "b": {"source": "rest", "url": "http://x", **_REST_TEMPLATES},
         "c": {},
     }
     user = merge_settings(user, validate_settings({"embedders": {"a": None, "c": None}}))
@@ -224,7 +227,8 @@ def test_embedders_merge_by_name_and_field() -> None:
     user = merge_settings(user, validate_settings({"embedders": {"b": None}}))
     assert "embedders" not in user
     user = merge_settings(
-        _apply({"embedders": {"x": {"source": "userProvided"}}}), validate_setting("embedders", None)
+        _apply({"embedders": {"x": {"source": "userProvided", "dimensions": 2}}}),
+        validate_setting("embedders", None),
     )
     assert user == {}
 

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from common.errors import ApiError
-from common.settings import SETTINGS_KEYS, validate_setting, validate_settings
+from common.settings import SETTINGS_KEYS, merge_settings, validate_setting, validate_settings
 from common.settings.specs import LOCALES
 
 
@@ -390,9 +390,14 @@ def test_empty_body_changes_nothing() -> None:
     assert validate_settings({}) == {}
 
 
-def test_too_many_embedders() -> None:
+def test_too_many_embedders_fail_the_task_not_the_request() -> None:
+    """As the reference: 257 embedders are enqueued, and the task fails once they are merged."""
     embedders = {f"e{i}": {"source": "userProvided", "dimensions": 2} for i in range(257)}
-    error = _error(validate_settings, {"embedders": embedders})
-    assert error.code == "invalid_settings_embedders"
-    assert error.message.startswith("Invalid value at `.embedders`: ")
-    assert validate_settings({"embedders": dict(list(embedders.items())[:256])})["embedders"]
+    update = validate_settings({"embedders": embedders})
+    with pytest.raises(ApiError) as raised:
+        merge_settings({}, update, "many")
+    assert raised.value.code == "invalid_settings_embedders"
+    assert raised.value.message == (
+        "Index `many`: Too many embedders in the configuration. Found 257, but limited to 256."
+    )
+    assert merge_settings({}, validate_settings({"embedders": dict(list(embedders.items())[:256])}))
