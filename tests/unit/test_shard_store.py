@@ -63,6 +63,13 @@ def internal_ids(store: ShardStore, index_id: int) -> dict[str, int]:
 
 # The field listing's record outlives the documents (only deleting the index removes it).
 FIELD_LISTING = [index_prefix(0) + b"fields"]
+EMPTY_STATS = {
+    "numberOfDocuments": 0,
+    "rawDocumentDbSize": 0,
+    "fieldDistribution": {},
+    "numberOfEmbeddings": 0,
+    "numberOfEmbeddedDocuments": 0,
+}
 
 
 def keys_with_prefix(store: ShardStore, index_id: int) -> list[bytes]:
@@ -79,11 +86,7 @@ def test_create_index_is_idempotent(store: ShardStore) -> None:
     result = apply(store, {"op": "createIndex", "index": "movies"}, {"op": "createIndex", "index": "movies"})
     assert store.index_exists("movies")
     assert result == {"tasks": {}, "indexes": {"movies": {"numberOfDocuments": 0}}}
-    assert store.index_stats("movies") == {
-        "numberOfDocuments": 0,
-        "rawDocumentDbSize": 0,
-        "fieldDistribution": {},
-    }
+    assert store.index_stats("movies") == EMPTY_STATS
 
 
 def test_add_documents_creates_index(store: ShardStore) -> None:
@@ -236,7 +239,7 @@ def test_clear_documents(store: ShardStore) -> None:
     assert docs_of(store, "m") == []
     assert keys_with_prefix(store, 0) == FIELD_LISTING
     assert store.field_paths("m") == ["id"]
-    assert store.index_stats("m") == {"numberOfDocuments": 0, "rawDocumentDbSize": 0, "fieldDistribution": {}}
+    assert store.index_stats("m") == EMPTY_STATS
     assert docs_of(store, "other") == [{"id": 1}]
     apply(store, add("m", {"id": 9}, task=6))
     assert store.list_documents("m", 0, 10)[0] == [(seq(6, 0), {"id": 9})]
@@ -487,7 +490,7 @@ def test_stats_follow_adds_updates_and_deletes(store: ShardStore) -> None:
     assert store.index_stats("m")["fieldDistribution"] == {"id": 1, "year": 1}
 
     apply(store, delete("m", "1"))
-    assert store.index_stats("m") == {"numberOfDocuments": 0, "rawDocumentDbSize": 0, "fieldDistribution": {}}
+    assert store.index_stats("m") == EMPTY_STATS
     assert keys_with_prefix(store, 0) == FIELD_LISTING
 
 
