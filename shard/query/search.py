@@ -161,10 +161,11 @@ def search(
     if distinct is not None and params.get("distinctValues") is not None:
         # The gateway's second round: the candidates the page's distinct values leave (see Distinct)
         # and the threshold keeps.
-        remaining = ranker.count(universe - distinct.docs_of(params["distinctValues"]), cap)
-        if semantic is not None:
+        others = distinct.docs_of(params["distinctValues"])
+        if semantic is None:
+            remaining = ranker.count(universe - others, cap)
+        else:
             # Hybrid whose vector leg the gateway used: the documents either leg keeps.
-            others = distinct.docs_of(params["distinctValues"])
             remaining = len((ranker.kept(universe) | leg.kept()) - others)  # threshold: a full pass
         lap(steps, "count distinct")
         return SearchResult([], remaining, cap)
