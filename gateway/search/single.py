@@ -39,7 +39,9 @@ async def run_search(
         if chosen:
             # Rules are read while the search runs, as most pin nothing; these pin: search again,
             # the shards setting the pinned documents apart.
-            found = await search_index(app, uid, params, window[0] + window[1], search_steps, chosen)
+            # The query's vector is known now: the second search does not embed the text again.
+            again = params if found.query_vector is None else {**params, "vector": found.query_vector}
+            found = await search_index(app, uid, again, window[0] + window[1], search_steps, chosen)
     except BaseException:
         for future in (foreign_keys, pins):
             if future is not None:

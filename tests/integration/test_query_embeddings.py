@@ -11,6 +11,7 @@ import httpx
 import pytest
 
 from tests.integration.search_support import make_index
+from tests.support.client import switch_features, wait_task
 from tests.support.cluster import RunningCluster
 from tests.support.embedding_servers import MINILM, REST_SINGLE, EmbeddingServer
 
@@ -111,3 +112,21 @@ def test_embedding_failures(cached: RunningCluster, embedding_server: EmbeddingS
     response = search(cached, "rest-a", q="kitten refused", hybrid={"embedder": "e"})
     assert _ids(response) == [2]
     assert (response.json()["estimatedTotalHits"], response.json()["semanticHitCount"]) == (1, 0)
+
+
+def test_a_pinning_rule_does_not_embed_the_query_twice(embedding_server: EmbeddingServer) -> None:
+    """A dynamic search rule that pins makes the gateway search again (gateway/search/single.py):
+    the second search takes the vector the first one embedded."""
+    with RunningCluster(*LOOPBACK, shards=2) as cluster:
+        make_index(cluster, "rest", DOCS, {"embedders": {"e": _rest(embedding_server)}})
+        switch_features(cluster, dynamicSearchRules=True)
+        rule = {
+            "conditions": {"query": {"words": "kitty"}},
+            "actions": [{"selector": {"id": "3"}, "action": {"type": "pin", "position": 0}}],
+        }
+        response = httpx.patch(f"{cluster.url}/dynamic-search-rules/promo", json=rule)
+        assert wait_task(cluster, response.json()["taskUid"])["status"] == "succeeded"
+        embedding_server.reset()
+        response = search(cluster, "rest", q="kitty", hybrid={"embedder": "e", "semanticRatio": 1.0})
+        assert _ids(response)[0] == 3
+        assert embedding_server.texts["/rest"] == 1
