@@ -12,7 +12,8 @@ against the reference engine's (``bench/differential.py``), ``docsort`` sorted
 document reads on ``cities`` (``bench/docsort.py``), ``auth`` the cost of
 authentication (``bench/auth.py``), ``vectors`` the shard's vector store (``bench/vectors.py``) and
 ``dumps`` dump and import time and size on cities (``bench/dumps.py``) and ``snapshots`` snapshot
-time and size (``bench/snapshots.py``); each has its own options.
+time and size (``bench/snapshots.py``) and ``known-item`` whether known titles are found from
+typed variants of them (``bench/known_item.py``); each has its own options.
 
 Runs are interleaved (run 1 at every concurrency, then run 2, ...) so that slow drift of a noisy
 machine spreads over all levels instead of biasing one of them.
@@ -205,6 +206,10 @@ def own_cli(name: str) -> ModuleType | None:
         from bench import snapshots
 
         return snapshots
+    if name == "known-item":
+        from bench import known_item
+
+        return known_item
     if name == "vector-search":
         from bench import vector_search
 
