@@ -185,6 +185,12 @@ def term_docs(
     return found
 
 
+def term_docs_by_field(txn: Txn, db: Database, index_id: int, term: str) -> dict[int, BitMap]:
+    """Documents having exactly ``term``, per field id: what a phrase check intersects field by field."""
+    start = index_prefix(index_id) + term.encode() + _SEPARATOR
+    return {_FIELD.unpack(key[-2:])[0]: decode_bitmap(value) for key, value in scan(txn, db, start)}
+
+
 def prefix_docs(
     txn: Txn, db: Database, index_id: int, prefix: str, fields: set[int] | None, mark: int | None = None
 ) -> BitMap:

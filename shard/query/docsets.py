@@ -12,13 +12,15 @@ from pyroaring import BitMap
 
 from shard.index.postings import SHORT_PREFIX_LENGTHS, term_docs
 from shard.index.read_cache import PHRASE_DOCS
+from shard.query.adjacency import Budget, adjacent_docs
 from shard.query.context import SearchContext
 from shard.query.derivations import STEM_COST, Derivations
 from shard.query.occurrences import phrase_starts
 
-PHRASE_CHECK_BUDGET = 1_000
-"""Documents whose records a split word or multi-word synonym may be checked in, over the whole index
-(each shard takes its share, ``SearchContext.share``); past it, that extra recall is given up."""
+PHRASE_CHECK_BUDGET = 4_000
+"""Positions of a split word's or multi-word synonym's words (at least one per record) its check may read,
+over the whole index (each shard takes its share, ``SearchContext.share``): past it, the documents not
+yet checked are given up, those found are kept (``adjacency.py``)."""
 
 
 @dataclass
@@ -56,10 +58,9 @@ def resolve(ctx: SearchContext, derivations: Derivations, base: DocSets | None =
         _add(sets, STEM_COST, _stem_docs(ctx, derivations.stem))
     for words, match in derivations.phrases:
         fields = typo_only if match.typos else ctx.allowed_fields
-        # Split words and synonyms are extra recall: past the check budget they are dropped rather
-        # than verified document by document; a quoted phrase is what the user asked for.
-        limit = None if match.exact else ctx.share(PHRASE_CHECK_BUDGET)
-        _add(sets, match.cost, _cached_phrase_docs(ctx, words, fields, limit))
+        # Split words and synonyms are extra recall, checked as far as the budget goes; a quoted
+        # phrase is what the user asked for, checked in every document.
+        _add(sets, match.cost, _cached_phrase_docs(ctx, words, fields, bounded=not match.exact))
     return _cheapest(sets)
 
 
@@ -118,28 +119,25 @@ def word_docs(ctx: SearchContext, word: str) -> BitMap:
 
 
 def _cached_phrase_docs(
-    ctx: SearchContext, words: tuple[str | None, ...], fields: set[int] | None, limit: int | None
+    ctx: SearchContext, words: tuple[str | None, ...], fields: set[int] | None, bounded: bool
 ) -> BitMap:
-    """``phrase_docs`` kept until the next batch: a split word (any word of two letters or more) is
-    checked in up to hundreds of records, again at every keystroke of a query being typed. A copy:
-    ``resolve`` updates its sets in place."""
-    key = (words, None if fields is None else frozenset(fields), limit)
-    docs: BitMap = ctx.cached(
-        (PHRASE_DOCS, ctx.index_id, key),
-        lambda: phrase_docs(ctx, words, fields, limit),
-        lambda found: 128 + 4 * len(found),
-    )
+    """The phrase's documents (``bounded``: under ``PHRASE_CHECK_BUDGET``) kept until the next batch:
+    a split word (any word of two letters or more) is checked in up to hundreds of records, again at
+    every keystroke of a query being typed. A copy: ``resolve`` updates its sets in place."""
+    key = (words, None if fields is None else frozenset(fields), bounded)
+
+    def check() -> BitMap:
+        if bounded:
+            return adjacent_docs(ctx, words, fields, Budget(ctx.share(PHRASE_CHECK_BUDGET)))
+        return phrase_docs(ctx, words, fields)
+
+    docs: BitMap = ctx.cached((PHRASE_DOCS, ctx.index_id, key), check, lambda found: 128 + 4 * len(found))
     return BitMap(docs)
 
 
-def phrase_docs(
-    ctx: SearchContext, words: tuple[str | None, ...], fields: set[int] | None, limit: int | None = None
-) -> BitMap:
-    """Documents having the words consecutively in one field (None = any word in between).
-
-    Adjacency is checked in each candidate's record; with a ``limit``, a phrase whose words co-occur
-    in more documents than that is given up (empty) instead.
-    """
+def phrase_docs(ctx: SearchContext, words: tuple[str | None, ...], fields: set[int] | None) -> BitMap:
+    """Documents having the words consecutively in one field (None = any word in between), every
+    candidate's record checked."""
     present = [word for word in words if word is not None]
     if not present:
         return BitMap()
@@ -147,8 +145,6 @@ def phrase_docs(
     docs = BitMap.intersection(*sets) if len(sets) > 1 else sets[0]
     if len(words) == 1:
         return docs
-    if limit is not None and len(docs) > limit:
-        return BitMap()
     return BitMap(
         doc_id
         for doc_id in docs
