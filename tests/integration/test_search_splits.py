@@ -1,4 +1,5 @@
-"""Split words on indexes where their halves are common (search.md §7.1; issue 24 items 4 and 6).
+"""Split words on indexes where their halves are common, and symbols after a letter (search.md §7.1;
+issue 24 items 4 and 6).
 
 A joined query word (``dont``, ``atrain``) matches its two halves written next to each other. Adjacency
 is read from token records under a budget; these indexes hold more than a thousand documents where
@@ -49,3 +50,19 @@ def test_split_where_the_halves_stand_together_most_often(cluster: RunningCluste
     body = search(cluster, "atrain", q="atrain", limit=10, attributesToHighlight=["text"])
     assert [hit["id"] for hit in body["hits"]] == [first, first + 1, first + 2]
     assert body["hits"][0]["_formatted"]["text"] == "<em>a train</em> number 0"
+
+
+def test_symbols_after_a_letter_are_separators_as_on_the_reference(cluster: RunningCluster) -> None:
+    # `#` and `+` separate words, as on the reference engine (checked on it): `c#`, `c++` and `c` are
+    # the same query, finding every document holding the word `c`, in insertion order; a one-letter
+    # word is no prefix when a separator follows it (`can't` is not found).
+    docs = [
+        {"id": 1, "text": "C# programming in depth"},
+        {"id": 2, "text": "C++ templates explained"},
+        {"id": 3, "text": "The C language"},
+        {"id": 4, "text": "you can't stop"},
+    ]
+    make_index(cluster, "symbols", docs)
+    for query in ("c#", "c++", "c #"):
+        assert found(cluster, "symbols", query) == [1, 2, 3], query
+    assert found(cluster, "symbols", "c") == [1, 2, 3, 4]
