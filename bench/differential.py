@@ -63,8 +63,8 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
         prog="python -m bench.run differential", description=__doc__.splitlines()[0]
     )
-    parser.add_argument("--datasets", type=_subset(DATASET_NAMES), default=list(DATASET_NAMES))
-    parser.add_argument("--classes", type=_subset(CLASSES), default=list(CLASSES))
+    parser.add_argument("--datasets", type=subset(DATASET_NAMES), default=list(DATASET_NAMES))
+    parser.add_argument("--classes", type=subset(CLASSES), default=list(CLASSES))
     parser.add_argument("--queries", type=int, default=60, help="queries per class and dataset")
     parser.add_argument("--seed", type=int, default=19)
     parser.add_argument("--shards", type=int, default=2)
@@ -81,7 +81,9 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     return args
 
 
-def _subset(choices: tuple[str, ...]) -> Callable[[str], list[str]]:
+def subset(choices: tuple[str, ...]) -> Callable[[str], list[str]]:
+    """An argparse type: a comma-separated subset of ``choices``."""
+
     def parse(text: str) -> list[str]:
         values = [part.strip() for part in text.split(",") if part.strip()]
         if not values or any(value not in choices for value in values):

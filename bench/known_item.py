@@ -42,6 +42,7 @@ import httpx
 import orjson
 
 from bench import datasets, queries
+from bench.differential import subset
 from bench.loadgen import REPO_ROOT
 from bench.reference import running_reference
 from bench.search import TEXT_FIELDS, bench_cluster, ensure_loaded
@@ -69,8 +70,8 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
         prog="python -m bench.run known-item", description=__doc__.splitlines()[0]
     )
-    parser.add_argument("--datasets", type=_subset(DATASET_NAMES), default=list(DATASET_NAMES))
-    parser.add_argument("--kinds", type=_subset(KINDS), default=list(KINDS))
+    parser.add_argument("--datasets", type=subset(DATASET_NAMES), default=list(DATASET_NAMES))
+    parser.add_argument("--kinds", type=subset(KINDS), default=list(KINDS))
     parser.add_argument("--queries", type=int, default=200, help="queries per kind and dataset")
     parser.add_argument("--seed", type=int, default=24)
     parser.add_argument("--shards", type=int, default=2)
@@ -85,16 +86,6 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     if args.queries < 1:
         parser.error("--queries must be positive")
     return args
-
-
-def _subset(choices: tuple[str, ...]) -> Callable[[str], list[str]]:
-    def parse(text: str) -> list[str]:
-        values = [part.strip() for part in text.split(",") if part.strip()]
-        if not values or any(value not in choices for value in values):
-            raise argparse.ArgumentTypeError(f"expected a comma-separated subset of {','.join(choices)}")
-        return values
-
-    return parse
 
 
 def _exact(title: str, words: list[str], rng: random.Random) -> str | None:
