@@ -63,12 +63,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
         prog="python -m bench.run differential", description=__doc__.splitlines()[0]
     )
-    parser.add_argument("--datasets", type=subset(DATASET_NAMES), default=list(DATASET_NAMES))
-    parser.add_argument("--classes", type=subset(CLASSES), default=list(CLASSES))
-    parser.add_argument("--queries", type=int, default=60, help="queries per class and dataset")
-    parser.add_argument("--seed", type=int, default=19)
-    parser.add_argument("--shards", type=int, default=2)
-    parser.add_argument("--data-dir", type=Path, help="Sift's data directory; reuse the loaded indexes")
+    add_query_set_options(parser, "--classes", CLASSES, queries=60, seed=19)
     parser.add_argument("--reference-data-dir", type=Path, help="the reference's, kept and reused likewise")
     parser.add_argument("--reference", type=Path, default=ARCHIVE, help="the reference's xz archive")
     parser.add_argument("--cases", type=Path, help="differing cases (JSON Lines); default beside --json")
@@ -79,6 +74,20 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     if args.queries < 1:
         parser.error("--queries must be positive")
     return args
+
+
+def add_query_set_options(
+    parser: argparse.ArgumentParser, option: str, kinds: tuple[str, ...], queries: int, seed: int
+) -> None:
+    """The options of a seeded query set over ``movies`` and ``cities`` run on a Sift cluster:
+    ``--datasets``, ``option`` (a subset of ``kinds``, e.g. ``--classes``), ``--queries`` per kind and
+    dataset, ``--seed``, ``--shards`` and ``--data-dir``."""
+    parser.add_argument("--datasets", type=subset(DATASET_NAMES), default=list(DATASET_NAMES))
+    parser.add_argument(option, type=subset(kinds), default=list(kinds))
+    parser.add_argument("--queries", type=int, default=queries, help="queries per kind and dataset")
+    parser.add_argument("--seed", type=int, default=seed)
+    parser.add_argument("--shards", type=int, default=2)
+    parser.add_argument("--data-dir", type=Path, help="Sift's data directory; reuse the loaded indexes")
 
 
 def subset(choices: tuple[str, ...]) -> Callable[[str], list[str]]:
@@ -294,6 +303,15 @@ def _leaf(document: dict[str, Any], path: str, indices: list[int]) -> Any:
     return value
 
 
+def recorded_options(args: argparse.Namespace) -> dict[str, Any]:
+    """The options as a report records them: paths as strings, the result file's own path left out."""
+    return {
+        key: str(value) if isinstance(value, Path) else value
+        for key, value in vars(args).items()
+        if key != "json"
+    }
+
+
 def run(args: argparse.Namespace, environment: dict[str, Any]) -> dict[str, Any]:
     started_at = time.strftime("%Y-%m-%dT%H:%M:%S%z")
     stamp = time.strftime("%Y%m%dT%H%M%S")
@@ -301,11 +319,7 @@ def run(args: argparse.Namespace, environment: dict[str, Any]) -> dict[str, Any]
         "scenario": "differential",
         "description": "first pages of seeded queries, Sift against the reference engine",
         "started_at": started_at,
-        "options": {
-            key: str(value) if isinstance(value, Path) else value
-            for key, value in vars(args).items()
-            if key not in ("json",)
-        },
+        "options": recorded_options(args),
         "environment": environment,
     }
     if not args.reference.exists():

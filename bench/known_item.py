@@ -42,7 +42,7 @@ import httpx
 import orjson
 
 from bench import datasets, queries
-from bench.differential import subset
+from bench.differential import add_query_set_options, recorded_options
 from bench.loadgen import REPO_ROOT
 from bench.reference import running_reference
 from bench.search import TEXT_FIELDS, bench_cluster, ensure_loaded
@@ -57,7 +57,6 @@ KINDS = (
     "first",
     *(f"prefix{n}" for n in range(1, 7)),
 )
-DATASET_NAMES = ("movies", "cities")
 DEPTH = 10
 RESULTS_DIR = REPO_ROOT / "bench" / "results"
 _WORD = re.compile(r"[^\W_]+(?:['\u2019][^\W_]+)*")
@@ -70,12 +69,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
         prog="python -m bench.run known-item", description=__doc__.splitlines()[0]
     )
-    parser.add_argument("--datasets", type=subset(DATASET_NAMES), default=list(DATASET_NAMES))
-    parser.add_argument("--kinds", type=subset(KINDS), default=list(KINDS))
-    parser.add_argument("--queries", type=int, default=200, help="queries per kind and dataset")
-    parser.add_argument("--seed", type=int, default=24)
-    parser.add_argument("--shards", type=int, default=2)
-    parser.add_argument("--data-dir", type=Path, help="Sift's data directory; reuse the loaded indexes")
+    add_query_set_options(parser, "--kinds", KINDS, queries=200, seed=24)
     parser.add_argument(
         "--reference",
         help="a running reference engine's URL (http://127.0.0.1:7800) or the path of its xz archive",
@@ -310,11 +304,7 @@ def run(args: argparse.Namespace, environment: dict[str, Any]) -> dict[str, Any]
         "scenario": "known-item",
         "description": "a known title found from exact, misspelt, partial and as-you-type queries",
         "started_at": started_at,
-        "options": {
-            key: str(value) if isinstance(value, Path) else value
-            for key, value in vars(args).items()
-            if key != "json"
-        },
+        "options": recorded_options(args),
         "environment": environment,
         "engines": engines,
         "rows": rows,
