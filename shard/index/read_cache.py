@@ -31,7 +31,8 @@ share of ``--read-cache-size``."""
     PREFIX_WORDS,
     TABLE_SIZES,
     PHRASE_DOCS,
-) = range(12)
+    FACET_TABLES,
+) = range(13)
 """Kinds of cached value, the first part of a key ``(kind, index id, id)``."""
 
 Key = tuple[int, int, Hashable]
