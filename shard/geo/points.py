@@ -41,7 +41,7 @@ class GeoPoints:
     """Per internal document id, in degrees; NaN for a document without a point."""
     lng: Floats
     unit: Floats
-    """Per internal document id, its point as a unit vector (x, y, z); NaN without a point."""
+    """Rows x, y, z: per internal document id, its point as a unit vector; NaN without a point."""
 
     def distances(self, ids: npt.NDArray[np.uint32], point: tuple[float, float]) -> Floats:
         """Meters from ``point`` to each document's point; NaN for documents without one."""
@@ -73,7 +73,9 @@ class GeoPoints:
         left out has a dot product beyond the margin, so a strictly larger distance)."""
         lat, lng = math.radians(point[0]), math.radians(point[1])
         towards = np.array([math.cos(lat) * math.cos(lng), math.cos(lat) * math.sin(lng), math.sin(lat)])
-        fast = self.unit[ids] @ towards
+        unit = self.unit
+        # A product over every point then one gather costs less than three gathers for a large share.
+        fast = (towards @ unit)[ids] if 4 * len(ids) > unit.shape[1] else towards @ unit[:, ids]
         if ascending:
             fast = -fast
         chunk = _FIRST_CHUNK
@@ -131,7 +133,7 @@ def geo_points(reader: FacetReader, cached: CacheRef | None) -> GeoPoints:
         lng = _coordinates(sort_column(reader, "_geo.lng", cached))
         lat, lng = np.where(np.isnan(lng), np.nan, lat), np.where(np.isnan(lat), np.nan, lng)
         phi, lam = np.radians(lat), np.radians(lng)
-        unit = np.column_stack((np.cos(phi) * np.cos(lam), np.cos(phi) * np.sin(lam), np.sin(phi)))
+        unit = np.vstack((np.cos(phi) * np.cos(lam), np.cos(phi) * np.sin(lam), np.sin(phi)))
         return GeoPoints(lat, lng, unit)
 
     return cached_value(cached, key, build, lambda points: int(points.lat.nbytes * 5))

@@ -85,7 +85,7 @@ class GeoSortRule:
         ids = to_ids(docs)
         ids = ids[ids < len(points.lat)]
         ids = ids[~np.isnan(points.lat[ids])]
-        missing = docs - to_bitmap(ids)
+        missing = BitMap() if len(ids) == len(docs) else docs - to_bitmap(ids)
         for distance, found in points.nearest(ids, self.point, self.ascending):
             group = to_bitmap(found)
             lat, lng = points.point(int(found[0])) or (None, None)
