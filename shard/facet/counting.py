@@ -14,9 +14,10 @@ from dataclasses import dataclass
 from pyroaring import BitMap
 
 from shard.facet.reader import FacetReader
+from shard.facet.table import FacetTable, facet_table
 from shard.index.env import Database, StoreEnv, Txn
-from shard.index.facet_keys import NUMBER, SPELLING, STRING, decode_number
 from shard.index.postings import decode_bitmap, scan
+from shard.index.read_cache import CacheRef
 from shard.index.sequence import read_sequences
 from shard.index.settings import Settings
 from shard.index.state import IndexState
@@ -43,7 +44,9 @@ class ValueCounter:
         settings: Settings,
         state: IndexState,
         candidates: BitMap,
+        cache_ref: CacheRef | None = None,
     ) -> None:
+        """``cache_ref``: the shard's read cache, which keeps the facet tables."""
         self.env = env
         self.txn = txn
         self.db: Database = env.facets
@@ -52,6 +55,7 @@ class ValueCounter:
         self.reader = FacetReader(txn, env.facets, index_id, state)
         self.candidates = candidates
         self.everything = len(candidates) == len(state.live)
+        self.cache_ref = cache_ref
 
     def values(
         self,
@@ -77,20 +81,6 @@ class ValueCounter:
         stored = self.txn.get(field + kind + encoded, db=self.db)
         return None if stored is None else self._count(encoded, stored)
 
-    def last_number(self, field: bytes) -> float | None:
-        """The highest number some candidate has: a backward walk from the end of the field's numbers."""
-        prefix = field + NUMBER
-        cursor = self.txn.cursor(self.db)
-        found = cursor.prev() if cursor.set_range(field + STRING) else cursor.last()
-        while found:
-            key = cursor.key()
-            if not key.startswith(prefix):
-                return None
-            if self._count(key[len(prefix) :], cursor.value()) is not None:
-                return decode_number(key[len(prefix) :])
-            found = cursor.prev()
-        return None
-
     def _count(self, encoded: bytes, stored: bytes) -> Counted | None:
         docs = decode_bitmap(stored)
         if not self.everything:
@@ -99,21 +89,17 @@ class ValueCounter:
             return None
         return Counted(encoded, len(docs), docs.min())
 
+    def table(self, field: bytes) -> FacetTable:
+        """The field's facet table in this snapshot (``table.py``), from the read cache when built."""
+        return facet_table(self.reader, field, self.index_id, self.cache_ref)
+
     def labelled(self, field: bytes, strings: list[Counted]) -> list[list[object]]:
         """``[normalised, count, sequence, spelling]`` per string value: what the gateway merges."""
         if not strings:
             return []
+        table = self.table(field)
         sequences = read_sequences(self.env, self.txn, self.index_id, [value.first for value in strings])
         return [
-            [value.encoded.decode(), value.count, sequence, self._spelling(field, value)]
+            [value.encoded.decode(), value.count, sequence, table.spelling(value.encoded, value.first)]
             for value, sequence in zip(strings, sequences, strict=True)
         ]
-
-    def _spelling(self, field: bytes, value: Counted) -> str:
-        """The original spelling of the value in its first candidate document."""
-        prefix = field + SPELLING + value.encoded + b"\x00"
-        spellings = list(scan(self.txn, self.db, prefix))
-        for key, stored in spellings:
-            if len(spellings) == 1 or value.first in decode_bitmap(stored):
-                return key[len(prefix) :].decode()
-        return value.encoded.decode()

@@ -14,12 +14,13 @@ What a shard sends per field makes the gateway's sums exact whatever the shard c
 
 from __future__ import annotations
 
-from itertools import islice
 from typing import Any
+
+import numpy as np
 
 from common.facets import COUNT, check_facets, facet_order, max_values, selected_fields
 from shard.facet.counting import Counted, ValueCounter
-from shard.index.facet_keys import NUMBER, STRING, decode_number
+from shard.index.facet_keys import decode_number
 
 LINEAR_SCAN_CANDIDATES = 3000
 """At most this many candidates: numbers are ordered by their decimal strings (the reference's
@@ -44,21 +45,30 @@ def shard_facets(counter: ValueCounter, patterns: list[str]) -> dict[str, Any]:
 def _field(counter: ValueCounter, field: bytes, order: str, limit: int) -> dict[str, Any]:
     every = order == COUNT
     every_number = every or len(counter.candidates) <= LINEAR_SCAN_CANDIDATES
-    numbers = _take(counter.values(field, NUMBER), None if every_number else limit)
-    strings = _take(counter.values(field, STRING), None if every else limit)
-    first = numbers[0] if numbers else None if every_number else next(counter.values(field, NUMBER), None)
+    table = counter.table(field)
+    counts, firsts = table.count(counter.candidates, counter.everything)
+    held = np.flatnonzero(counts)
+    split = int(np.searchsorted(held, table.numbers))
+    numbers, strings = held[:split], held[split:]
     stats = None
-    if first is not None:
-        low = decode_number(first.encoded)
-        high = decode_number(numbers[-1].encoded) if every_number else counter.last_number(field)
-        stats = [low, low if high is None else high]
+    if len(numbers):
+        stats = [decode_number(table.encoded[numbers[0]]), decode_number(table.encoded[numbers[-1]])]
+    shown = numbers if every_number else numbers[:limit]
+    named = strings if every else strings[:limit]
     return {
         "order": order,
-        "numbers": [[decode_number(value.encoded), value.count] for value in numbers],
-        "strings": counter.labelled(field, strings),
+        "numbers": [
+            [decode_number(table.encoded[ordinal]), count]
+            for ordinal, count in zip(shown.tolist(), counts[shown].tolist(), strict=True)
+        ],
+        "strings": counter.labelled(
+            field,
+            [
+                Counted(table.encoded[ordinal], count, first)
+                for ordinal, count, first in zip(
+                    named.tolist(), counts[named].tolist(), firsts[named].tolist(), strict=True
+                )
+            ],
+        ),
         "stats": stats,
     }
-
-
-def _take(values: Any, limit: int | None) -> list[Counted]:
-    return list(values if limit is None else islice(values, limit))

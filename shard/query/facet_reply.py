@@ -19,7 +19,7 @@ def facet_reply(ctx: SearchContext, candidates: BitMap, params: dict[str, Any]) 
     """None when the query asks for neither."""
     if params.get("facetSearch") is None and params.get("facets") is None:
         return None
-    counter = ValueCounter(ctx.env, ctx.txn, ctx.index_id, ctx.settings, ctx.state, candidates)
+    counter = ValueCounter(ctx.env, ctx.txn, ctx.index_id, ctx.settings, ctx.state, candidates, ctx.cache_ref)
     if params.get("facetSearch") is not None:
         return shard_facet_search(counter, ctx.analyzer, params["facetSearch"], ctx.cache_ref)
     return shard_facets(counter, params["facets"])

@@ -28,6 +28,9 @@ _PREFIX_TABLE_LENGTH, _PREFIX_TABLE_WORDS = 4, 100
 EXACT_MATCH, MATCHES_START = 0, 1
 
 
+_FEW_LEFT = 4
+"""Up to this many left occurrences, comparing every pair costs less than bisection tables."""
+
 EXACT_POSITIONS = 16
 """Positions below this are kept as they are; later ones only tell their bucket (as the reference)."""
 
@@ -69,6 +72,9 @@ class DocumentCosts:
         self._common_prefixes: dict[int, bool] = {}
         self._holdings: dict[int, set[str]] = {}
         self._prepared = BitMap()
+        self._pair_plans: dict[Kept, list[tuple[int, int, bool | None, bool]]] = {}
+        self._spanning = bool(matcher.phrases)
+        """Whether some occurrence can span several words (only phrase matches do)."""
 
     def evaluated(self) -> int:
         return len(self._evaluated)
@@ -134,19 +140,31 @@ class DocumentCosts:
         return MAX_PAIR_COST * len(_pairs(kept))
 
     def proximity(self, doc_id: int, kept: Kept, typos: int | None = None) -> int:
-        pairs = _pairs(kept)
-        if not pairs:
+        plan = self._pair_plans.get(kept)
+        if plan is None:
+            plan = self._pair_plans[kept] = self._pair_plan(kept)
+        if not plan:
             return 0
         terms = self.per_term(doc_id, kept, typos)
-        phrases = self.query.terms
         cost = 0
-        for left, right in pairs:
+        for left, right, backward, shareable in plan:
+            cost += self._pair_cost(terms[left], terms[right], backward, shareable)
+        return cost
+
+    def _pair_plan(self, kept: Kept) -> list[tuple[int, int, bool | None, bool]]:
+        """Per word pair of ``kept``, what does not depend on the document: the pair, whether a
+        reversed neighbour counts (see ``_pair_cost``) and whether one occurrence can stand for both
+        terms (only through a derivation spanning them both, an n-gram)."""
+        phrases = self.query.terms
+        plan: list[tuple[int, int, bool | None, bool]] = []
+        for left, right in _pairs(kept):
             if phrases[left].phrase or phrases[right].phrase:
                 backward: bool | None = False
             else:
                 backward = None if self._common_prefix(right) else True
-            cost += self._pair_cost(terms[left], terms[right], backward)
-        return cost
+            shareable = any(d.first <= left and d.last >= right for d in self.derivations)
+            plan.append((left, right, backward, shareable))
+        return plan
 
     def _common_prefix(self, term: int) -> bool:
         """Whether ``term`` is a prefix the reference keeps a pair table for: at most 4 letters,
@@ -166,22 +184,27 @@ class DocumentCosts:
             self._common_prefixes[term] = known
         return known
 
-    def _pair_cost(self, left: list[Occurrence], right: list[Occurrence], backward: bool | None) -> int:
+    def _pair_cost(
+        self, left: list[Occurrence], right: list[Occurrence], backward: bool | None, shareable: bool
+    ) -> int:
         """The nearest pair's cost. ``backward``: whether a right word before a left one counts (True),
         never (False: next to a phrase, where the reference gives a reversed neighbour the largest
         cost) or only when it is the right term's own word (None: see ``_common_prefix``). One word
         matching both terms (``as`` for ``as a``) is no pair, as on the reference, unless it is one
-        match of both (an n-gram)."""
+        match of both (an n-gram, when ``shareable``)."""
         if not left or not right:
             return MAX_PAIR_COST
-        shared = {id(occurrence) for occurrence in left}
-        if any(id(occurrence) in shared for occurrence in right):
-            return 0
+        if shareable:
+            shared = {id(occurrence) for occurrence in left}
+            if any(id(occurrence) in shared for occurrence in right):
+                return 0
         if self.by_attribute:
             same = {a.field_id for a in left}.intersection(b.field_id for b in right)
             return 0 if same else MAX_PAIR_COST
-        if any(a.start != a.end for a in left) or any(b.start != b.end for b in right):
+        if self._spanning and (any(a.start != a.end for a in left) or any(b.start != b.end for b in right)):
             return _spans_pair_cost(left, right, backward)
+        if len(left) <= _FEW_LEFT:
+            return _few_pair_cost(left, right, backward)
         # Single words (nearly always): the nearest left word on each side of each right word, found
         # by bisection, instead of every pair (a prefix and a common word meet hundreds of times).
         lefts: dict[int, list[int]] = {}
@@ -355,6 +378,28 @@ def _fitting(
         if id(span) not in allowed:
             allowed[id(span)] = typos - total + sum(least[term] for term in span)
     return [entry for entry in inside if entry[0].match.cost <= allowed[id(entry[1])]]
+
+
+def _few_pair_cost(left: list[Occurrence], right: list[Occurrence], backward: bool | None) -> int:
+    """``_pair_cost`` of single words when the left term has few: every pair, no bisection tables."""
+    best = MAX_PAIR_COST
+    for b in right:
+        field_id, position = b.field_id, b.start
+        reverse = backward or (backward is None and b.match.exact)
+        for a in left:
+            if a.field_id != field_id:
+                continue
+            if a.start < position:
+                distance = position - a.start - 1
+            elif a.start > position and reverse:
+                distance = a.start - position
+            else:
+                continue
+            if distance < best:
+                if distance == 0:
+                    return 0
+                best = distance
+    return best
 
 
 def _spans_pair_cost(left: list[Occurrence], right: list[Occurrence], backward: bool | None) -> int:

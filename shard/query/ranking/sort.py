@@ -84,15 +84,11 @@ class GeoSortRule:
         points = self._points
         ids = to_ids(docs)
         ids = ids[ids < len(points.lat)]
-        distances = points.distances(ids, self.point)
-        keys = np.where(np.isnan(distances), np.inf, distances if self.ascending else -distances)
-        missing = docs - to_bitmap(ids)
-        for key, group in ordered_groups(ids, keys):
-            if np.isinf(key):
-                missing |= group
-                continue
-            distance = float(key) if self.ascending else -float(key)
-            lat, lng = points.point(group.min()) or (None, None)
+        ids = ids[~np.isnan(points.lat[ids])]
+        missing = BitMap() if len(ids) == len(docs) else docs - to_bitmap(ids)
+        for distance, found in points.nearest(ids, self.point, self.ascending):
+            group = to_bitmap(found)
+            lat, lng = points.point(int(found[0])) or (None, None)
             details = {"value": {"lat": lat, "lng": lng}, "distance": distance}
             yield Bucket(group, Rank(self.name, (), details, (self.ascending, distance)), kept, typos)
         if missing:
