@@ -20,7 +20,8 @@ CURRENT_FORMAT = 6
 OLDEST_UPGRADABLE = 3
 """Formats 3 to 5 differ from 6 only in what the searchable tables hold (3: analysis of ``ß``,
 ``ø ł þ ħ`` and Thai marks; 4: postings without START/WHOLE marks; 5: no per-field word counts in the
-index state), which the upgrade rebuilds from the stored documents; older formats laid documents out differently and need a re-index."""
+index state), which the upgrade rebuilds from the stored documents; older formats laid documents
+out differently and need a re-index."""
 
 _FILE = "VERSION"
 
