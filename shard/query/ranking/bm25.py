@@ -6,8 +6,8 @@ a BM25F "field" with its own weight and length normalisation) and by how they ma
 word counts 1, a stem, split word or n-gram, a prefix and a typo less); consecutive query terms
 standing close together in a field add a bonus. Document frequencies, the document count and each
 rank's words are index-wide (the gateway sums the shards' ``Bm25Stats`` before the search), so every
-shard computes the same score for the same document, and ``max_score`` (every term saturated in
-the best field, every pair adjacent) normalises it to 0..1 the same way everywhere.
+shard computes the same score for the same document, and ``normalised`` maps it to 0..1 the same way
+everywhere.
 
 Ranking reads the records of few documents: an upper bound of every candidate's score comes from
 the terms' postings alone (numpy over the bitmaps), and documents are scored from their records in
@@ -52,6 +52,12 @@ TYPO_WEIGHT = 0.3
 """An occurrence with one typo (squared for two)."""
 PROXIMITY = 0.3
 """Consecutive query terms at distance d in one field add ``PROXIMITY * min(idf) / d``."""
+HALF_SCORE = 1.0
+"""The raw score normalised to 0.5, in mean idfs of the query's terms that match some document: a
+document holding one such term once, in a first-rank field of average length, scores about 0.5, three
+about 0.75, whatever the query's length (a search's hybrid fusion compares these with similarities;
+the query's maximum, the first choice, put a 15-word query's best hits under 0.1, so that any
+semantic hit passed them)."""
 _INEXACT_BOUND = max(STEM_WEIGHT, PREFIX_WEIGHT, TYPO_WEIGHT)
 
 Floats = npt.NDArray[np.float64]
@@ -129,9 +135,14 @@ class Bm25Scorer:
         self.pairs = [
             (term, term + 1, PROXIMITY * min(self.idf[term], self.idf[term + 1])) for term in range(terms - 1)
         ]
-        self.max_score = sum(self.idf) * (K1 + 1) + sum(bonus for _, _, bonus in self.pairs)
+        matched = [weight for term, weight in enumerate(self.idf) if stats.frequencies[term] > 0]
+        self.half = HALF_SCORE * (sum(matched) / len(matched) if matched else 1.0)
         self.matcher = DocMatcher(derivations, ctx.allowed_fields, ctx.exact_fields)
         self._bounds: tuple[Floats, Floats] | None = None
+
+    def normalised(self, raw: float) -> float:
+        """``raw / (raw + half)``: in 0..1, in raw score order, the same on every shard."""
+        return raw / (raw + self.half) if raw > 0 else 0.0
 
     def bounds(self) -> tuple[Floats, Floats]:
         """Per internal id: an upper bound of the score (every matched term saturated), and an

@@ -75,31 +75,38 @@ class Bm25Rule:
 
     def rank(self, ranker: Ranker, raw: float) -> Rank:
         scorer = self.scorer(ranker)
-        normalised = min(raw / scorer.max_score, 1.0) if scorer.max_score > 0 else 0.0
+        normalised = scorer.normalised(raw)
         return Rank(self.name, ((round(normalised * SCALE), SCALE),), {"value": round(raw, 6)})
 
     def buckets(self, ranker: Ranker, docs: BitMap, kept: Kept, typos: int | None) -> Iterator[Bucket]:
+        """With ``rankingScoreThreshold``, the documents whose bound cannot reach it are dropped at
+        once and every other one is scored before the first bucket (within the budget), so the
+        count does not depend on how far the page explored, nor on the shard count."""
         scorer = self.scorer(ranker)
         upper, estimate = scorer.bounds()
         ids = np.frombuffer(docs.to_array(), dtype=np.uint32) if docs else np.zeros(0, dtype=np.uint32)
         bounds = upper[ids]
+        threshold = ranker.threshold
+        if threshold is not None:
+            reachable = bounds / (bounds + scorer.half) >= threshold
+            ranker.dropped |= BitMap(ids[~reachable].tolist())
+            ids, bounds = ids[reachable], bounds[reachable]
         order = ids[np.lexsort((ids, -bounds))].tolist()
         bounds_sorted = np.sort(bounds)[::-1].tolist()
         heap: list[tuple[float, int]] = []
         budget = ranker.budget
-        scored = 0
-        position = 0
+        scored = position = 0
         while position < len(order) or heap:
             bound = bounds_sorted[position] if position < len(order) else -1.0
-            if heap and -heap[0][0] > bound:
+            eager = threshold is not None and position < len(order)
+            if heap and -heap[0][0] > bound and not eager:
                 best = -heap[0][0]
                 group = BitMap()
                 while heap and -heap[0][0] == best:
                     group.add(heapq.heappop(heap)[1])
                 yield Bucket(group, self.rank(ranker, best), kept, typos)
                 continue
-            exhausted = (budget is not None and scored >= budget) or time.monotonic() > ranker.deadline
-            if exhausted:
+            if (budget is not None and scored >= budget) or time.monotonic() > ranker.deadline:
                 # The rest rank by their estimates, among the scores already known.
                 for doc_id in order[position:]:
                     heapq.heappush(heap, (-float(estimate[doc_id]), doc_id))
@@ -109,7 +116,11 @@ class Bm25Rule:
             position += len(batch)
             scored += len(batch)
             for doc_id in batch:
-                heapq.heappush(heap, (-scorer.score(doc_id), doc_id))
+                raw = scorer.score(doc_id)
+                if threshold is not None and scorer.normalised(raw) < threshold:
+                    ranker.dropped.add(doc_id)
+                else:
+                    heapq.heappush(heap, (-raw, doc_id))
 
     def floor(self, ranker: Ranker, kept: Kept) -> Rank:
         return Rank(self.name, ((0, SCALE),))
