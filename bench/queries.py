@@ -7,6 +7,7 @@ the engine:
 
 - ``exact``: 1 to 3 consecutive words of a document's title/name or body, as typed;
 - ``exact+highlight``: the same queries with ``attributesToHighlight: ["*"]`` (formatting cost);
+- ``bm25``: the same queries with ``matchingStrategy: "bm25"`` (the Sift extension's scoring);
 - ``prefix``: as-you-type, every prefix of a 2- or 3-word title phrase character by character
   (``s``, ``st``, ..., ``star wars``), one request each, sequences kept in typing order;
 - ``typo``: 1 or 2 words with at least one of ≥ 5 letters, every such word misspelt by one edit
@@ -26,7 +27,7 @@ from typing import Any
 
 from bench.synthetic import tokenize
 
-CLASSES = ("exact", "exact+highlight", "prefix", "typo", "placeholder", "mixed")
+CLASSES = ("exact", "exact+highlight", "bm25", "prefix", "typo", "placeholder", "mixed")
 LIMIT = 20
 _MIXED_FROM = ("exact", "prefix", "typo", "placeholder")
 _EDITS = ("substitution", "deletion", "insertion", "transposition")
@@ -162,5 +163,6 @@ def build(corpus: Corpus, seed: int, count: int) -> dict[str, list[dict[str, Any
         "placeholder": bodies([""]),
     }
     sets["exact+highlight"] = [{**body, "attributesToHighlight": ["*"]} for body in sets["exact"]]
+    sets["bm25"] = [{**body, "matchingStrategy": "bm25"} for body in sets["exact"]]
     sets["mixed"] = interleave(*(sets[name] for name in _MIXED_FROM))
     return {name: sets[name] for name in CLASSES}

@@ -58,7 +58,9 @@ BODY = Schema(
         "highlightPreTag": Spec(Kind.STRING, code="invalid_search_highlight_pre_tag"),
         "highlightPostTag": Spec(Kind.STRING, code="invalid_search_highlight_post_tag"),
         "matchingStrategy": Spec(
-            Kind.STRING, code="invalid_search_matching_strategy", choices=("last", "all", "frequency")
+            Kind.STRING,
+            code="invalid_search_matching_strategy",
+            choices=("last", "all", "frequency", "bm25"),
         ),
         "attributesToSearchOn": _strings("invalid_search_attributes_to_search_on"),
         "rankingScoreThreshold": Spec(
@@ -112,7 +114,9 @@ QUERY = QuerySchema(
         "highlightPreTag": Param(QueryKind.STRING, code="invalid_search_highlight_pre_tag"),
         "highlightPostTag": Param(QueryKind.STRING, code="invalid_search_highlight_post_tag"),
         "matchingStrategy": Param(
-            QueryKind.STRING, code="invalid_search_matching_strategy", choices=("last", "all", "frequency")
+            QueryKind.STRING,
+            code="invalid_search_matching_strategy",
+            choices=("last", "all", "frequency", "bm25"),
         ),
         "attributesToSearchOn": Param(QueryKind.STRING_LIST, code="invalid_search_attributes_to_search_on"),
         "rankingScoreThreshold": Param(QueryKind.STRING, code="invalid_search_ranking_score_threshold"),

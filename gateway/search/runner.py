@@ -292,7 +292,10 @@ def _hits(entries_json: bytes, documents: Sequence[bytes], semantic: bool = Fals
 
 
 def needs_term_counts(query: dict[str, Any]) -> bool:
-    return query.get("matchingStrategy") == "frequency" and bool((query.get("q") or "").strip())
+    """The frequency strategy drops terms by their index-wide counts; ``bm25`` (a Sift extension)
+    weighs them by those counts, with the index's document count and field lengths."""
+    strategy = query.get("matchingStrategy")
+    return strategy in ("frequency", "bm25") and bool((query.get("q") or "").strip())
 
 
 def shard_params(params: dict[str, Any]) -> dict[str, Any]:

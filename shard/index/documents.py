@@ -107,7 +107,7 @@ def _remove(ctx: WriteContext, state: IndexState, index_id: int, doc_id: int) ->
     document: Document = orjson.loads(value)
     state.raw_size -= len(value)
     state.count_fields(document, -1)
-    ctx.indexer(index_id).unindex(doc_id)
+    ctx.indexer(index_id).unindex(state, doc_id)
     ctx.facet_indexer(index_id).unindex(state, doc_id, document)
     return document
 

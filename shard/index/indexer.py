@@ -49,11 +49,14 @@ class Indexer:
         if fields:
             self.records.put(self.index_id, doc_id, encode_record(fields))
             self._post(fields, doc_id, add=True)
+            state.count_tokens(((entry.field_id, len(entry.words)) for entry in fields), 1)
 
-    def unindex(self, doc_id: int) -> None:
+    def unindex(self, state: IndexState, doc_id: int) -> None:
         stored = self.records.pop(self.index_id, doc_id)
         if stored is not None:
-            self._post(decode_record(stored), doc_id, add=False)
+            fields = decode_record(stored)
+            self._post(fields, doc_id, add=False)
+            state.count_tokens(((entry.field_id, len(entry.words)) for entry in fields), -1)
 
     def _analyse(self, state: IndexState, document: dict[str, Any]) -> list[FieldTokens]:
         analyzer = self.analyzer

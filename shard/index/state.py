@@ -6,6 +6,7 @@ batch of 100k documents serialises the bitmap once rather than per document.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -36,6 +37,9 @@ class IndexState:
     """Faceted (dotted) field paths in discovery order; a path's index is its id in the facet keys.
     Separate from ``field_names`` so that rebuilding postings and rebuilding facets each renumber
     only their own keys."""
+    field_tokens: list[int] = field(default_factory=list)
+    """Indexed words the live documents' token records hold per field id (``field_names``' ids): the
+    average field lengths of the ``bm25`` matching strategy (``shard/query/ranking/bm25.py``)."""
     _field_ids: dict[str, int] | None = field(default=None, init=False, repr=False, compare=False)
     _facet_ids: dict[str, int] | None = field(default=None, init=False, repr=False, compare=False)
 
@@ -86,6 +90,15 @@ class IndexState:
                 del self.fields[name]
 
 
+    def count_tokens(self, lengths: Iterable[tuple[int, int]], sign: int) -> None:
+        """Add (``sign`` 1) or remove (-1) a token record's (field id, word count) pairs."""
+        totals = self.field_tokens
+        for field_id, length in lengths:
+            if field_id >= len(totals):
+                totals.extend([0] * (field_id + 1 - len(totals)))
+            totals[field_id] += sign * length
+
+
 def _ids_of(names: list[str]) -> dict[str, int]:
     return {name: field_id for field_id, name in enumerate(names)}
 
@@ -112,6 +125,7 @@ def load_state(env: StoreEnv, txn: Txn, index_id: int) -> IndexState:
         counters.get("fieldNames", []),
         counters.get("languages", {}),
         counters.get("facetFields", []),
+        counters.get("fieldTokens", []),
     )
 
 
@@ -130,5 +144,6 @@ def save_state(env: StoreEnv, txn: Txn, index_id: int, state: IndexState) -> Non
         "fieldNames": state.field_names,
         "languages": state.languages,
         "facetFields": state.facet_fields,
+        "fieldTokens": state.field_tokens,
     }
     txn.put(prefix + _STATS, orjson.dumps(stats), db=env.index_state)

@@ -14,7 +14,7 @@ from shard.query.context import SearchContext
 from shard.query.derivations import derive
 from shard.query.docsets import phrase_docs, word_docs
 from shard.query.parse import ParsedQuery, parse_query
-from shard.query.ranking.stem_tier import TieredRanker
+from shard.query.ranking.bm25_rule import KeywordRanker, term_limit
 from shard.query.search_filter import filtered_out
 from shard.query.semantic import SemanticLeg, VectorSpace, query_vector
 
@@ -27,7 +27,8 @@ def query_candidates(
     part (the gateway sends its ``vector``) adds the documents that leg keeps."""
     ctx.restrict_to(params.get("attributesToSearchOn"))
     locales = tuple(params.get("locales") or ())
-    query = parse_query(ctx.analyzer, params.get("q"), locales)
+    strategy = params.get("matchingStrategy", "last")
+    query = parse_query(ctx.analyzer, params.get("q"), locales, term_limit(strategy))
     unfiltered = filtered_out(ctx, params)
     semantic = query_vector(ctx.settings, params, space_of)
     found = BitMap()
@@ -40,9 +41,8 @@ def query_candidates(
     if query.placeholder:
         return found | (ctx.state.live - excluded)
     derivations = derive(ctx, query, query_language(ctx, params.get("q"), locales))
-    strategy = params.get("matchingStrategy", "last")
     threshold = params.get("rankingScoreThreshold") if scored else None
-    ranker = TieredRanker(
+    ranker = KeywordRanker(
         ctx, query, derivations, strategy=strategy, threshold=threshold, term_counts=params.get("termCounts")
     )
     return found | ranker.kept(ranker.universe() - excluded)

@@ -64,7 +64,10 @@ class _Group:
     quoted: bool = False
 
 
-def parse_query(analyzer: Analyzer, q: str | None, locales: tuple[str, ...] = ()) -> ParsedQuery:
+def parse_query(
+    analyzer: Analyzer, q: str | None, locales: tuple[str, ...] = (), max_terms: int | None = MAX_TERMS
+) -> ParsedQuery:
+    """``max_terms``: None keeps every term (the ``bm25`` strategy, a Sift extension)."""
     parsed = ParsedQuery()
     if not q or not q.strip():
         return parsed
@@ -77,7 +80,7 @@ def parse_query(analyzer: Analyzer, q: str | None, locales: tuple[str, ...] = ()
         if group.negated:
             _add_negation(parsed, group)
             continue
-        if len(parsed.terms) >= MAX_TERMS:
+        if max_terms is not None and len(parsed.terms) >= max_terms:
             continue
         if group.quoted:
             words = tuple(None if token.stop_word else token.normalized for token in group.words)

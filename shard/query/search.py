@@ -35,9 +35,10 @@ from shard.query.facet_reply import facet_reply
 from shard.query.highlighting import DerivationMatcher
 from shard.query.parse import ParsedQuery, parse_query
 from shard.query.pinned import pinned_documents
+from shard.query.ranking.bm25_rule import BM25, KeywordRanker, term_limit, term_statistics
 from shard.query.ranking.bucket_sort import RankedDoc
 from shard.query.ranking.sort import first_geo_point, query_sort, rule_groups
-from shard.query.ranking.stem_tier import TieredRanker, count_terms, hit_scores
+from shard.query.ranking.stem_tier import count_terms, hit_scores
 from shard.query.search_filter import filtered_out
 from shard.query.semantic import QueryVector, SemanticLeg, VectorSpace, query_vector
 from shard.vector.reads import shown_vectors
@@ -126,13 +127,14 @@ def search(
         return SearchResult([], len(union(params["countUnion"], scored=True)), max_total_hits(settings))
     ctx.restrict_to(params.get("attributesToSearchOn"))
     locales = tuple(params.get("locales") or ())
-    query = parse_query(ctx.analyzer, params.get("q"), locales)
+    strategy = params.get("matchingStrategy", "last")
+    query = parse_query(ctx.analyzer, params.get("q"), locales, term_limit(strategy))
     cap = max_total_hits(settings)
     wanted = sum(capped_window(params.get("offset", 0), params.get("limit", 20), cap))
     derivations = derive(ctx, query, query_language(ctx, params.get("q"), locales))
     lap(steps, "resolve query")
     if params.get("countTerms"):
-        counts = count_terms(ctx, query, derivations)
+        counts = (term_statistics if strategy == BM25 else count_terms)(ctx, query, derivations)
         lap(steps, "count terms")
         return SearchResult([], 0, cap, counts)
     unfiltered = filtered_out(ctx, params)
@@ -147,11 +149,11 @@ def search(
         if params.get("semanticOnly"):
             return _semantic_only(ctx, leg, params, wanted, cap, steps, pinned)
     distinct = None if distinct_field is None else Distinct(ctx, distinct_field)
-    ranker = TieredRanker(
+    ranker = KeywordRanker(
         ctx,
         query,
         derivations,
-        strategy=params.get("matchingStrategy", "last"),
+        strategy=strategy,
         threshold=params.get("rankingScoreThreshold"),
         term_counts=params.get("termCounts"),
         sort=criteria,

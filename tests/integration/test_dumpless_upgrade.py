@@ -17,6 +17,7 @@ from typing import Any
 
 import httpx
 import meilisearch
+import orjson
 import pytest
 
 from common.data_version import CURRENT_FORMAT, read_format, version_file, write_format
@@ -39,7 +40,10 @@ DOCUMENTS = [
 def answers(url: str) -> list[dict[str, Any]]:
     index = meilisearch.Client(url).index(INDEX)
     return [
-        index.search(query, {"showRankingScoreDetails": True, "limit": 40})["hits"] for query in QUERIES
+        index.search(query, {"showRankingScoreDetails": True, "limit": 40, **strategy})["hits"]
+        for query in QUERIES
+        # bm25's scores need the per-field word counts format 6 added to the index state.
+        for strategy in ({}, {"matchingStrategy": "bm25"})
     ]
 
 
@@ -55,7 +59,8 @@ def searchable_tables(data_dir: Path, shards: int) -> list[dict[bytes, bytes]]:
 
 
 def make_format_4(data_dir: Path, shards: int) -> int:
-    """Rewrite every postings value as format 4 stored it (documents only); return how many had marks."""
+    """Rewrite every postings value as format 4 stored it (documents only), and the index states
+    without format 6's per-field word counts; return how many postings had marks."""
     marked = 0
     for k in range(shards):
         env = StoreEnv(data_dir / "shards" / str(k))
@@ -65,6 +70,11 @@ def make_format_4(data_dir: Path, shards: int) -> int:
                     old = encode_bitmap(decode_bitmap(value))
                     marked += old != value
                     txn.put(key, old, db=table)
+            for key, value in list(txn.cursor(env.index_state)):
+                if key.endswith(b"stats"):
+                    stats = orjson.loads(value)
+                    assert stats.pop("fieldTokens"), "format 6 counts every field's words"
+                    txn.put(key, orjson.dumps(stats), db=env.index_state)
             txn.put(b"format-version", encode_u32(4), db=env.meta)
         env.close()
     write_format(data_dir, 4)
@@ -96,8 +106,8 @@ def test_an_older_directory_is_refused_then_upgraded_in_place(tmp_path: Path) ->
     refused.stop()
     output = str(failure.value)
     assert (
-        "Your database version (format 4) is incompatible with your current engine version (format 5)."
-        in output
+        "Your database version (format 4) is incompatible with your current engine version "
+        f"(format {CURRENT_FORMAT})." in output
     )
     assert "set the `--experimental-dumpless-upgrade` flag" in output
     assert version_file(data_dir).read_text() == "4\n"
@@ -107,7 +117,7 @@ def test_an_older_directory_is_refused_then_upgraded_in_place(tmp_path: Path) ->
         assert len(tasks) == 1
         upgrade = tasks[0]
         assert (upgrade["status"], upgrade["indexUid"], upgrade["error"]) == ("succeeded", None, None)
-        assert upgrade["details"] == {"upgradeFrom": "v4.0.0", "upgradeTo": "v5.0.0"}
+        assert upgrade["details"] == {"upgradeFrom": "v4.0.0", "upgradeTo": f"v{CURRENT_FORMAT}.0.0"}
         assert answers(cluster.url) == before
     assert read_format(data_dir) == CURRENT_FORMAT
     assert searchable_tables(data_dir, 2) == tables
@@ -123,7 +133,7 @@ def test_a_newer_directory_is_refused(tmp_path: Path) -> None:
     data_dir.mkdir()
     write_format(data_dir, CURRENT_FORMAT + 1)
     cluster = RunningCluster("--experimental-dumpless-upgrade", shards=1, data_dir=data_dir)
-    with pytest.raises(RuntimeError, match=r"is newer than this Sift's \(format 5\)"):
+    with pytest.raises(RuntimeError, match=rf"is newer than this Sift's \(format {CURRENT_FORMAT}\)"):
         cluster.start()
     cluster.stop()
 

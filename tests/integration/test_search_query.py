@@ -229,7 +229,10 @@ RATIO = (
     "Invalid value at `.rankingScoreThreshold`: the value of `rankingScoreThreshold` is invalid, "
     "expected a float between `0.0` and `1.0`."
 )
-STRATEGY = "Unknown value `doggo` at `.matchingStrategy`: expected one of `last`, `all`, `frequency`"
+STRATEGY = (
+    "Unknown value `doggo` at `.matchingStrategy`: "
+    "expected one of `last`, `all`, `frequency`, `bm25`"
+)
 ITEM = (
     "Invalid value type at `.attributesToRetrieve[0]`: expected a string, but found a positive integer: `1`"
 )
@@ -304,7 +307,8 @@ def unparsable(name: str, raw: str, expected: str = "as a positive integer") -> 
 
 
 GET_STRATEGY = (
-    "Unknown value `doggo` for parameter `matchingStrategy`: expected one of `last`, `all`, `frequency`"
+    "Unknown value `doggo` for parameter `matchingStrategy`: "
+    "expected one of `last`, `all`, `frequency`, `bm25`"
 )
 GET_BOOL = "as a boolean, expected either `true` or `false`"
 GET_ERRORS = [

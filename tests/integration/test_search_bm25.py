@@ -1,0 +1,348 @@
+"""``matchingStrategy: "bm25"`` (a Sift extension, issue 24): any term qualifies, one BM25 score.
+
+The expectations come from what the extension promises (README "BM25 scoring"): every query term
+counts (no ten-term cut, no mandatory word), rare terms weigh more than common ones, fields weigh by
+their ``searchableAttributes`` order, and the score combines with filters, sort, facets, distinct,
+pages and hybrid search, the same on 1 and 3 shards. One module-scoped pair of clusters serves all.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+import pytest
+
+from tests.integration.search_support import (
+    assert_error,
+    found,
+    ids,
+    make_index,
+    search,
+    search_get,
+    search_raw,
+)
+from tests.support.client import client_for, wait_task
+from tests.support.cluster import RunningCluster
+
+BM25 = {"matchingStrategy": "bm25"}
+FILLER = [
+    "alpha",
+    "bravo",
+    "charlie",
+    "delta",
+    "echo",
+    "foxtrot",
+    "golf",
+    "hotel",
+    "india",
+    "juliet",
+    "kilo",
+    "lima",
+    "mike",
+    "november",
+]
+WORDS = ["river", "stone", "light", "shadow", "north", "garden", "silver", "engine", "winter", "cloud"]
+RARE = ["quasar", "nebula", "pulsar"]
+
+
+def _random_documents(count: int = 200, seed: int = 24) -> list[dict[str, Any]]:
+    rng = random.Random(seed)
+    docs = []
+    for number in range(count):
+        words = [rng.choice(WORDS) for _ in range(rng.randint(1, 8))]
+        if rng.random() < 0.1:
+            words.insert(rng.randrange(len(words) + 1), rng.choice(RARE))
+        docs.append(
+            {
+                "id": number,
+                "title": " ".join(words[: rng.randint(1, len(words))]),
+                "body": " ".join(rng.choice(WORDS) for _ in range(rng.randint(0, 12))),
+                "group": (group := rng.randint(0, 4)),
+                "tag": f"t{group}",
+                "n": rng.randint(0, 20),
+                "_vectors": {"e": [round(rng.uniform(-1, 1), 2) for _ in range(3)]},
+            }
+        )
+    return docs
+
+
+RANDOM_DOCS = _random_documents()
+RANDOM_SETTINGS: dict[str, Any] = {
+    "searchableAttributes": ["title", "body"],
+    "filterableAttributes": ["group", "n", "tag"],
+    "sortableAttributes": ["n"],
+    "embedders": {"e": {"source": "userProvided", "dimensions": 3}},
+}
+
+
+START_TIMEOUT_S = 300
+"""Given to each cluster to start: the suite may run on a loaded machine."""
+
+
+@pytest.fixture(scope="module")
+def clusters() -> Iterator[tuple[RunningCluster, RunningCluster]]:
+    """A 1-shard and a 3-shard cluster holding the same random index (stopped even when the second
+    fails to start)."""
+    one, three = RunningCluster(shards=1), RunningCluster(shards=3)
+    try:
+        for running in (one, three):
+            running.start(START_TIMEOUT_S)
+            make_index(running, "random", RANDOM_DOCS, RANDOM_SETTINGS)
+        yield one, three
+    finally:
+        for running in (one, three):
+            running.__exit__(None, None, None)
+
+
+@pytest.fixture(scope="module")
+def cluster(clusters: tuple[RunningCluster, RunningCluster]) -> RunningCluster:
+    """The 3-shard cluster: documents spread over shards, term statistics summed."""
+    return clusters[1]
+
+
+def test_a_key_term_as_the_fifteenth_word_is_found(cluster: RunningCluster) -> None:
+    docs = [{"id": 1, "text": "quasar"}, *({"id": 2 + n, "text": word} for n, word in enumerate(FILLER))]
+    make_index(cluster, "fifteenth", docs)
+    q = " ".join([*FILLER, "quasar"])
+    assert 1 not in found(cluster, "fifteenth", q)  # the contract's first 10 terms only
+    assert 1 in found(cluster, "fifteenth", q, **BM25)
+
+
+def test_no_word_is_mandatory(cluster: RunningCluster) -> None:
+    """Cranfield query 150's case: the relevant document lacks the query's first word."""
+    docs = [
+        {"id": 1, "text": "what is a wing"},
+        {"id": 2, "text": "what is the body"},
+        {"id": 3, "text": "what a day"},
+        {"id": 4, "text": "second order wing body interference magnitude"},
+    ]
+    make_index(cluster, "mandatory", docs)
+    q = "what is the magnitude of second order wing body interference"
+    assert 4 not in found(cluster, "mandatory", q)  # every hit holds "what" under `last`
+    assert found(cluster, "mandatory", q, **BM25)[0] == 4
+
+
+def test_a_rare_term_outranks_a_common_one(cluster: RunningCluster) -> None:
+    docs = [{"id": n, "text": f"common filler{n}"} for n in range(8)]
+    docs.append({"id": 100, "text": "rare filler"})
+    make_index(cluster, "rarity", docs)
+    assert found(cluster, "rarity", "common rare", **BM25)[0] == 100
+
+
+def test_fields_weigh_by_searchable_attributes_order(cluster: RunningCluster) -> None:
+    docs = [
+        {"id": 1, "title": "plain words", "body": "zebra crossing"},
+        {"id": 2, "title": "zebra crossing", "body": "plain words"},
+        {"id": 3, "title": "other words", "body": "nothing here"},
+    ]
+    make_index(cluster, "fieldorder", docs, {"searchableAttributes": ["title", "body"]})
+    assert found(cluster, "fieldorder", "zebra", **BM25) == [2, 1]
+    make_index(cluster, "fieldorder2", docs, {"searchableAttributes": ["body", "title"]})
+    assert found(cluster, "fieldorder2", "zebra", **BM25) == [1, 2]
+
+
+def test_exact_words_outrank_stems_and_typos(cluster: RunningCluster) -> None:
+    docs = [
+        {"id": 1, "text": "engines ready"},
+        {"id": 2, "text": "enigne ready"},
+        {"id": 3, "text": "engine ready"},
+    ]
+    make_index(cluster, "forms", docs)
+    assert found(cluster, "forms", "engine", **BM25) == [3, 1, 2]
+
+
+def test_proximity_is_a_bonus(cluster: RunningCluster) -> None:
+    docs = [
+        {"id": 1, "text": "solar one two three four five six seven panel"},
+        {"id": 2, "text": "solar panel one two three four five six seven"},
+    ]
+    make_index(cluster, "near", docs)
+    assert found(cluster, "near", "solar panel", **BM25) == [2, 1]
+
+
+def test_score_is_normalised_with_details(cluster: RunningCluster) -> None:
+    body = search(
+        cluster, "random", q="quasar river light", showRankingScore=True, showRankingScoreDetails=True, **BM25
+    )
+    scores = [hit["_rankingScore"] for hit in body["hits"]]
+    assert scores and scores == sorted(scores, reverse=True)
+    assert all(0 < score <= 1 for score in scores)
+    for hit in body["hits"]:
+        details = hit["_rankingScoreDetails"]
+        assert set(details) == {"bm25"}, details
+        assert details["bm25"]["order"] == 0
+        assert details["bm25"]["score"] == hit["_rankingScore"]
+        assert details["bm25"]["value"] > 0
+    threshold = scores[len(scores) // 2]
+    kept = search(
+        cluster, "random", q="quasar river light", rankingScoreThreshold=threshold, limit=200, **BM25
+    )
+    assert (
+        ids(kept)
+        == ids(search(cluster, "random", q="quasar river light", limit=200, **BM25))[: len(kept["hits"])]
+    )
+    assert all(hit_score >= threshold for hit_score in scores[: len(kept["hits"])])
+    assert kept["estimatedTotalHits"] == len(kept["hits"])
+
+
+def test_filters_facets_sort_distinct_and_pages(cluster: RunningCluster) -> None:
+    q = "quasar nebula winter"
+    everything = search(cluster, "random", q=q, limit=200, **BM25)
+    expected = {
+        doc["id"] for doc in RANDOM_DOCS if set(q.split()) & set(f"{doc['title']} {doc['body']}".split())
+    }
+    assert set(ids(everything)) == expected
+    assert everything["estimatedTotalHits"] == len(expected)
+    filtered = search(cluster, "random", q=q, filter="group = 2", limit=200, facets=["group"], **BM25)
+    assert ids(filtered) == [hit for hit in ids(everything) if RANDOM_DOCS[hit]["group"] == 2]
+    distribution = search(cluster, "random", q=q, limit=0, facets=["group"], **BM25)["facetDistribution"]
+    counts: dict[str, int] = {}
+    for hit in expected:
+        counts[str(RANDOM_DOCS[hit]["group"])] = counts.get(str(RANDOM_DOCS[hit]["group"]), 0) + 1
+    assert distribution == {"group": counts}
+    paged = search(cluster, "random", q=q, page=2, hitsPerPage=5, **BM25)
+    assert ids(paged) == ids(everything)[5:10]
+    assert paged["totalHits"] == len(expected)
+    assert ids(search(cluster, "random", q=q, offset=3, limit=4, **BM25)) == ids(everything)[3:7]
+    distinct = ids(search(cluster, "random", q=q, distinct="group", limit=200, **BM25))
+    firsts: dict[int, int] = {}
+    for hit in ids(everything):
+        firsts.setdefault(RANDOM_DOCS[hit]["group"], hit)
+    assert distinct == list(firsts.values())
+
+
+def test_sort_keeps_its_place_among_the_rules(cluster: RunningCluster) -> None:
+    docs = [{"id": n, "text": "apple" if n % 2 else "apple apple pie", "n": 10 - n} for n in range(6)]
+    make_index(
+        cluster, "sorted", docs, {"sortableAttributes": ["n"], "rankingRules": ["sort", "words", "typo"]}
+    )
+    assert found(cluster, "sorted", "apple", sort=["n:asc"], **BM25) == [5, 4, 3, 2, 1, 0]
+    make_index(cluster, "custom", docs, {"rankingRules": ["n:desc", "words", "proximity"]})
+    assert found(cluster, "custom", "apple", **BM25) == [0, 1, 2, 3, 4, 5]
+    ranked = search(cluster, "custom", q="apple", showRankingScoreDetails=True, **BM25)["hits"][0]
+    assert list(ranked["_rankingScoreDetails"]) == ["n:desc", "bm25"]
+
+
+def test_validation_lists_bm25(cluster: RunningCluster) -> None:
+    response = search_raw(cluster, "random", q="river", matchingStrategy="best")
+    assert_error(response, "invalid_search_matching_strategy")
+    assert "`bm25`" in response.json()["message"], response.json()
+    get = search_get(cluster, "random", {"q": "river", "matchingStrategy": "bm25"})
+    assert get.status_code == 200, get.text
+    assert get.json()["hits"]
+    assert_error(
+        search_get(cluster, "random", {"q": "river", "matchingStrategy": "nope"}),
+        "invalid_search_matching_strategy",
+    )
+
+
+def test_multi_search_federation_and_facet_search_accept_bm25(cluster: RunningCluster) -> None:
+    single = ids(search(cluster, "random", q="quasar light", **BM25))
+    multi = httpx.post(
+        f"{cluster.url}/multi-search",
+        json={"queries": [{"indexUid": "random", "q": "quasar light", **BM25}]},
+        timeout=30,
+    )
+    assert multi.status_code == 200, multi.text
+    assert ids(multi.json()["results"][0]) == single
+    federated = httpx.post(
+        f"{cluster.url}/multi-search",
+        json={"federation": {}, "queries": [{"indexUid": "random", "q": "quasar light", **BM25}]},
+        timeout=30,
+    )
+    assert federated.status_code == 200, federated.text
+    assert ids(federated.json()) == single
+    facets = httpx.post(
+        f"{cluster.url}/indexes/random/facet-search",
+        json={"facetName": "tag", "q": "quasar", **BM25},
+        timeout=30,
+    )
+    assert facets.status_code == 200, facets.text
+    expected = {doc["tag"] for doc in RANDOM_DOCS if "quasar" in f"{doc['title']} {doc['body']}".split()}
+    assert {hit["value"] for hit in facets.json()["facetHits"]} == expected
+
+
+def test_hybrid_keyword_leg_uses_bm25(cluster: RunningCluster) -> None:
+    """With ``semanticRatio`` 0 the keyword leg alone ranks: its hits are bm25's; with a low ratio
+    bm25's best hits still lead the fused list, showing their ``bm25`` details."""
+    q = " ".join([*FILLER, "quasar"])
+    expected = ids(search(cluster, "random", q=q, **BM25))
+    assert expected
+    keyword_only = {"hybrid": {"embedder": "e", "semanticRatio": 0.0}, "vector": [1, 0, 0]}
+    assert ids(search(cluster, "random", q=q, **keyword_only, **BM25)) == expected
+    low = {"hybrid": {"embedder": "e", "semanticRatio": 0.1}, "vector": [1, 0, 0]}
+    fused = search(cluster, "random", q=q, showRankingScoreDetails=True, **low, **BM25)
+    assert ids(fused)[:2] == expected[:2]
+    assert all("bm25" in hit["_rankingScoreDetails"] for hit in fused["hits"][:2])
+
+
+def _random_search(rng: random.Random) -> dict[str, Any]:
+    words = WORDS + RARE
+    body: dict[str, Any] = {
+        "q": " ".join(rng.choice(words) for _ in range(rng.randint(1, 14))),
+        "showRankingScore": True,
+        "showRankingScoreDetails": True,
+        **BM25,
+    }
+    optional: list[tuple[float, dict[str, Any]]] = [
+        (0.3, {"offset": rng.randint(0, 30), "limit": rng.randint(0, 40)}),
+        (0.2, {"page": rng.randint(1, 4), "hitsPerPage": rng.randint(1, 10)}),
+        (0.2, {"filter": rng.choice(["group = 2", "n > 10", "NOT group = 1"])}),
+        (0.2, {"sort": [rng.choice(["n:asc", "n:desc"])]}),
+        (0.2, {"facets": ["group"]}),
+        (0.2, {"distinct": "group"}),
+        (0.15, {"rankingScoreThreshold": round(rng.random() / 2, 2)}),
+        (0.15, {"attributesToSearchOn": ["title"]}),
+        (0.15, {"hybrid": {"embedder": "e", "semanticRatio": 0.5}, "vector": [0.5, -0.2, 0.1]}),
+    ]
+    for chance, params in optional:
+        if rng.random() < chance:
+            body.update(params)
+    return body
+
+
+def _answer(client: httpx.Client, body: dict[str, Any]) -> dict[str, Any]:
+    """The answer without its timing and uid; counts stay, exact even with a threshold."""
+    response = client.post("/indexes/random/search", json=body)
+    assert response.status_code == 200, (body, response.text)
+    return {
+        name: value
+        for name, value in response.json().items()
+        if name not in ("processingTimeMs", "requestUid")
+    }
+
+
+def test_one_and_three_shards_answer_alike(clusters: tuple[RunningCluster, RunningCluster]) -> None:
+    one, three = clusters
+    rng = random.Random(7)
+    differing, answered = [], 0
+    with (
+        httpx.Client(base_url=one.url, timeout=60) as first,
+        httpx.Client(base_url=three.url, timeout=60) as other,
+    ):
+        for _ in range(80):
+            body = _random_search(rng)
+            expected = _answer(first, body)
+            if expected != _answer(other, body):
+                differing.append(str(body))
+            answered += bool(expected["hits"])
+    assert not differing, "\n".join(differing)
+    assert answered > 40
+
+
+def test_field_lengths_follow_updates_and_deletions(cluster: RunningCluster) -> None:
+    """The index-wide word counts behind the length normalisation are kept up to date by every
+    write: an index that saw replacements and deletions scores like one built from its final state."""
+    final = [{"id": n, "text": " ".join(WORDS[: 1 + n % 7])} for n in range(12)]
+    make_index(cluster, "edited", [{"id": n, "text": "filler " * (n + 3)} for n in range(20)])
+    index = client_for(cluster).index("edited")
+    for task in (index.add_documents(final), index.delete_documents(list(range(12, 20)))):
+        assert wait_task(cluster, task.task_uid)["status"] == "succeeded"
+    make_index(cluster, "fresh", final)
+    for q in ("river garden", "shadow north silver", "stone"):
+        edited = search(cluster, "edited", q=q, showRankingScore=True, **BM25)["hits"]
+        fresh = search(cluster, "fresh", q=q, showRankingScore=True, **BM25)["hits"]
+        assert edited == fresh
