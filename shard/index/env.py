@@ -79,7 +79,8 @@ class StoreEnv:
         # index id + word + 0x00 + field id (u16) -> doc ids having the word in that field, and those
         # where it is the field's first word or whole value (postings.py)
         self.words = self.lmdb.open_db(b"words")
-        # index id + first 1 or 2 characters of words + 0x00 + field id -> doc ids (short-prefix cache)
+        # index id + first 1, 2 or 3 characters of words + 0x00 + field id -> doc ids (short-prefix cache),
+        # and their word position levels (shard/index/prefixes.py)
         self.prefixes = self.lmdb.open_db(b"prefixes")
         # index id + stem + 0x00 + field id -> doc ids having a word with that stem (stem != word)
         self.stems = self.lmdb.open_db(b"stems")
