@@ -8,7 +8,7 @@ from shard.query.ranking.positional import MAX_POSITION_COST, word_position_cost
 
 def test_a_level_is_the_cost_of_a_first_query_word_there() -> None:
     assert [position_level(p) for p in range(3000)] == [word_position_cost(p, 0) for p in range(3000)]
-    assert LEVELS == range(1, MAX_POSITION_COST + 1)
+    assert list(LEVELS) == list(range(1, MAX_POSITION_COST + 1))
 
 
 def test_each_short_prefix_takes_the_level_of_its_earliest_word() -> None:
