@@ -15,13 +15,13 @@ from pathlib import Path
 
 from common.fsync import fsync_path
 
-CURRENT_FORMAT = 6
+CURRENT_FORMAT = 7
 """Kept equal to the shards' ``FORMAT_VERSION`` (a unit test checks it)."""
 OLDEST_UPGRADABLE = 3
-"""Formats 3 to 5 differ from 6 only in what the searchable tables hold (3: analysis of ``ß``,
+"""Formats 3 to 6 differ from 7 only in what the searchable tables hold (3: analysis of ``ß``,
 ``ø ł þ ħ`` and Thai marks; 4: postings without START/WHOLE marks; 5: no per-field word counts in the
-index state), which the upgrade rebuilds from the stored documents; older formats laid documents
-out differently and need a re-index."""
+index state; 6: no three-character prefixes), which the upgrade rebuilds from the stored documents;
+older formats laid documents out differently and need a re-index."""
 
 _FILE = "VERSION"
 

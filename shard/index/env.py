@@ -30,14 +30,16 @@ _MAX_RAW_EXTERNAL_ID = 506
 _HASHED_ID_PREFIX = 475
 
 
-FORMAT_VERSION = 6
+FORMAT_VERSION = 7
 """Bumped when what is stored changes meaning; 2: token records stored per document (record_store.py);
 3: positions and words analysed as the reference does (", " and ". " hard separators, ß kept), so an
 older store would answer with stale positions and ``ss`` words; 4: ``ø ł þ ħ`` kept, and combining
 marks Latin shares with Thai kept inside their word (an older store holds ``lodz`` and split words);
 5: postings values carry the START and WHOLE marks (postings.py), which an older store lacks; 6: each
 index's state counts the words of every field (``IndexState.field_tokens``, the ``bm25`` strategy's
-average field lengths), which an upgrade counts by re-indexing."""
+average field lengths), which an upgrade counts by re-indexing; 7: the prefixes table holds
+three-character prefixes and each prefix's word-position levels too (prefixes.py), which a search
+reads instead of expanding the words."""
 _FORMAT_KEY = b"format-version"
 
 
@@ -79,7 +81,8 @@ class StoreEnv:
         # index id + word + 0x00 + field id (u16) -> doc ids having the word in that field, and those
         # where it is the field's first word or whole value (postings.py)
         self.words = self.lmdb.open_db(b"words")
-        # index id + first 1 or 2 characters of words + 0x00 + field id -> doc ids (short-prefix cache)
+        # index id + first 1, 2 or 3 characters of words + 0x00 + field id -> doc ids (short-prefix cache),
+        # and their word position levels (shard/index/prefixes.py)
         self.prefixes = self.lmdb.open_db(b"prefixes")
         # index id + stem + 0x00 + field id -> doc ids having a word with that stem (stem != word)
         self.stems = self.lmdb.open_db(b"stems")

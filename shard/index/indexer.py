@@ -14,7 +14,8 @@ import orjson
 
 from shard.analysis import AnalysisConfig, Analyzer
 from shard.analysis.locales import iso639_3
-from shard.index.postings import SHORT_PREFIX_LENGTHS, START, WHOLE, Deltas, term_keys
+from shard.index.postings import START, WHOLE, Deltas, term_keys
+from shard.index.prefixes import level_terms, own_prefixes, short_prefixes
 from shard.index.record_store import RecordWriter
 from shard.index.records import FieldTokens, decode_record, encode_record
 from shard.index.settings import Settings, searchable_attributes
@@ -119,7 +120,7 @@ class Indexer:
             first = words[0]
             # Ordered, the first word's terms first, so their keys lead (the marks below).
             distinct = dict.fromkeys(words)
-            short_prefixes = {word[:length]: None for word in distinct for length in SHORT_PREFIX_LENGTHS}
+            prefixes = short_prefixes(distinct)
             stems: list[str] = []
             first_stem = None
             if entry.language is not None:
@@ -127,7 +128,12 @@ class Indexer:
                 stemmed = {stem(word, language): None for word in distinct}
                 first_stem = next(iter(stemmed))
                 stems = [term for term in stemmed if term not in distinct]
-            tables = ((deltas.words, distinct), (deltas.prefixes, short_prefixes), (deltas.stems, stems))
+            tables = (
+                (deltas.words, distinct),
+                (deltas.prefixes, prefixes),
+                (deltas.stems, stems),
+                (deltas.prefixes, level_terms(words, entry.positions)),
+            )
             keys = [term_keys(self.index_id, terms, entry.field_id) for _, terms in tables]
             for (delta, _), table_keys in zip(tables, keys, strict=True):
                 if add:
@@ -137,9 +143,9 @@ class Indexer:
             # The word position and exactness rules' marks (postings.START, WHOLE).
             marks = (START if entry.positions[0] == 0 else 0) | (WHOLE if len(words) == 1 else 0)
             if add and marks:
-                words_keys, prefix_keys, stem_keys = keys
+                words_keys, prefix_keys, stem_keys = keys[:3]
                 stem_key = stem_keys[:1] if stems and stems[0] == first_stem else []
-                first_prefixes = prefix_keys[: 1 if len(first) == 1 else 2]
+                first_prefixes = prefix_keys[: own_prefixes(first)]
                 deltas.mark(doc_id, marks, words_keys[0], first_prefixes, stem_key)
 
     def _values(self, document: dict[str, Any]) -> Iterator[tuple[str, str]]:

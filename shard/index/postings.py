@@ -30,9 +30,6 @@ _ROARING_TAG = 0x01
 _SHORT_TAG = 0x02
 _CODEC_BITS = 0x0F
 _ARRAY_HEAD, _ROARING_HEAD, _SHORT_HEAD = (bytes((tag,)) for tag in (_ARRAY_TAG, _ROARING_TAG, _SHORT_TAG))
-# Prefixes this short (in characters) are precomputed; longer ones are expanded from the words table.
-SHORT_PREFIX_LENGTHS = (1, 2)
-
 START, WHOLE = 1, 2
 """Marks of a term in a field, kept beside its documents so that the word position and exactness rules
 split large buckets with bitmaps: START, the field's first word is at position 0 and is (or, in the

@@ -10,7 +10,8 @@ from dataclasses import dataclass, field
 
 from pyroaring import BitMap
 
-from shard.index.postings import SHORT_PREFIX_LENGTHS, term_docs
+from shard.index.postings import term_docs
+from shard.index.prefixes import is_short
 from shard.index.read_cache import PHRASE_DOCS
 from shard.query.adjacency import Budget, adjacent_docs
 from shard.query.context import SearchContext
@@ -108,7 +109,7 @@ def _word_docs(ctx: SearchContext, word: str, fields: set[int] | None) -> BitMap
 def _prefix_docs(ctx: SearchContext, derivations: Derivations) -> BitMap:
     """Short prefixes come precomputed; longer ones are the union of the words they expand to."""
     prefix = derivations.prefix or ""
-    if len(prefix) in SHORT_PREFIX_LENGTHS:
+    if is_short(prefix):
         return term_docs(ctx.txn, ctx.env.prefixes, ctx.index_id, prefix, ctx.allowed_fields)
     sets = [_word_docs(ctx, word, ctx.allowed_fields) for word in derivations.prefix_words]
     return BitMap.union(*sets) if sets else BitMap()

@@ -1,9 +1,9 @@
-"""The dumpless upgrade through the real cluster, on a data directory of the previous format (4) that
-the test makes from a current one: the postings values lose their START/WHOLE marks, as format 4 stored
-them, the shards record format 4 and the directory's ``VERSION`` says 4.
+"""The dumpless upgrade through the real cluster, on a data directory of the previous format (5) that
+the test makes from a current one: the prefixes table loses its three-character prefixes, as format 5
+stored it, the shards record format 5 and the directory's ``VERSION`` says 5.
 
 Without ``--experimental-dumpless-upgrade`` the launch is refused with the reference's wording; with it
-an ``upgradeDatabase`` task rebuilds the marks, and the tables and the search answers are those of the
+an ``upgradeDatabase`` task rebuilds them, and the tables and the search answers are those of the
 directory before it was made older.
 """
 
@@ -22,11 +22,11 @@ import pytest
 
 from common.data_version import CURRENT_FORMAT, read_format, version_file, write_format
 from shard.index.env import FORMAT_VERSION, StoreEnv, encode_u32
-from shard.index.postings import decode_bitmap, encode_bitmap
+from shard.index.postings import split_key
 from tests.support.cluster import RunningCluster
 
 INDEX = "objstore_upgrade"
-QUERIES = ("carol", "blue", "the blue river", "rive", "night")
+QUERIES = ("carol", "blue", "the blue river", "rive", "night", "blu", "the riv")
 DOCUMENTS = [
     {"id": 1, "title": "Carol", "overview": "A night by the blue river."},
     {"id": 2, "title": "Blue", "overview": "Carol walks at night."},
@@ -58,27 +58,26 @@ def searchable_tables(data_dir: Path, shards: int) -> list[dict[bytes, bytes]]:
     return tables
 
 
-def make_format_4(data_dir: Path, shards: int) -> int:
-    """Rewrite every postings value as format 4 stored it (documents only), and the index states
-    without format 6's per-field word counts; return how many postings had marks."""
-    marked = 0
+def make_format_5(data_dir: Path, shards: int) -> int:
+    """Rewrite the stores as format 5 held them: no three-character prefixes (format 7) and index
+    states without the per-field word counts (format 6); return how many prefixes were removed."""
+    removed = 0
     for k in range(shards):
         env = StoreEnv(data_dir / "shards" / str(k))
         with env.lmdb.begin(write=True) as txn:
-            for table in (env.words, env.prefixes, env.stems):
-                for key, value in list(txn.cursor(table)):
-                    old = encode_bitmap(decode_bitmap(value))
-                    marked += old != value
-                    txn.put(key, old, db=table)
+            for key in [key for key, _ in txn.cursor(env.prefixes)]:
+                if len(split_key(key)[0]) == 3:
+                    txn.delete(key, db=env.prefixes)
+                    removed += 1
             for key, value in list(txn.cursor(env.index_state)):
                 if key.endswith(b"stats"):
                     stats = orjson.loads(value)
                     assert stats.pop("fieldTokens"), "format 6 counts every field's words"
                     txn.put(key, orjson.dumps(stats), db=env.index_state)
-            txn.put(b"format-version", encode_u32(4), db=env.meta)
+            txn.put(b"format-version", encode_u32(5), db=env.meta)
         env.close()
-    write_format(data_dir, 4)
-    return marked
+    write_format(data_dir, 5)
+    return removed
 
 
 def test_format_constants_agree() -> None:
@@ -95,7 +94,7 @@ def test_an_older_directory_is_refused_then_upgraded_in_place(tmp_path: Path) ->
         before = answers(cluster.url)
     assert read_format(data_dir) == CURRENT_FORMAT  # written at the first start
     tables = searchable_tables(data_dir, 2)
-    assert make_format_4(data_dir, 2) > 0, "without marked postings the test would mean nothing"
+    assert make_format_5(data_dir, 2) > 0, "without three-character prefixes the test would mean nothing"
     assert searchable_tables(data_dir, 2) != tables
     # As a restored snapshot (the stores only) would be: the format is then read from the shards.
     version_file(data_dir).unlink()
@@ -106,18 +105,18 @@ def test_an_older_directory_is_refused_then_upgraded_in_place(tmp_path: Path) ->
     refused.stop()
     output = str(failure.value)
     assert (
-        "Your database version (format 4) is incompatible with your current engine version "
+        "Your database version (format 5) is incompatible with your current engine version "
         f"(format {CURRENT_FORMAT})." in output
     )
     assert "set the `--experimental-dumpless-upgrade` flag" in output
-    assert version_file(data_dir).read_text() == "4\n"
+    assert version_file(data_dir).read_text() == "5\n"
 
     with RunningCluster("--experimental-dumpless-upgrade", shards=2, data_dir=data_dir) as cluster:
         tasks = httpx.get(f"{cluster.url}/tasks", params={"types": "upgradeDatabase"}).json()["results"]
         assert len(tasks) == 1
         upgrade = tasks[0]
         assert (upgrade["status"], upgrade["indexUid"], upgrade["error"]) == ("succeeded", None, None)
-        assert upgrade["details"] == {"upgradeFrom": "v4.0.0", "upgradeTo": f"v{CURRENT_FORMAT}.0.0"}
+        assert upgrade["details"] == {"upgradeFrom": "v5.0.0", "upgradeTo": f"v{CURRENT_FORMAT}.0.0"}
         assert answers(cluster.url) == before
     assert read_format(data_dir) == CURRENT_FORMAT
     assert searchable_tables(data_dir, 2) == tables
@@ -151,7 +150,7 @@ def test_kill_9_during_the_upgrade_then_the_next_launch_finishes_it(tmp_path: Pa
         assert client.wait_for_task(task.task_uid, timeout_in_ms=120_000).status == "succeeded"
         before = answers(cluster.url)
     tables = searchable_tables(data_dir, 2)
-    make_format_4(data_dir, 2)
+    make_format_5(data_dir, 2)
 
     upgrading = RunningCluster("--experimental-dumpless-upgrade", shards=2, data_dir=data_dir)
     launcher = subprocess.Popen(
@@ -167,7 +166,7 @@ def test_kill_9_during_the_upgrade_then_the_next_launch_finishes_it(tmp_path: Pa
             break
     launcher.kill()  # the children die with it (PR_SET_PDEATHSIG)
     launcher.wait()
-    assert read_format(data_dir) == 4, "killed after the upgrade finished: the test proved nothing"
+    assert read_format(data_dir) == 5, "killed after the upgrade finished: the test proved nothing"
     time.sleep(1)  # the children's deaths are asynchronous; the next launcher waits for their lock anyway
 
     with RunningCluster("--experimental-dumpless-upgrade", shards=2, data_dir=data_dir) as cluster:

@@ -9,7 +9,8 @@ word; WHOLE, the field's only word). So for every candidate, as the per-document
   own postings, no mark needed);
 - word position 0 (the term's query position being 0): a derivation fitting the typo bucket is the
   first word of an allowed field: the union of the derivations' START documents; the rest of the
-  bucket keeps the per-document costs (and their budget);
+  bucket keeps the per-document costs (and their budget), unless only a short prefix places the term:
+  the prefix's position levels then split it whatever its size;
 - exactness: an allowed field is the term's own word alone (WHOLE), else starts with it (START), else
   the word is elsewhere (its postings), else the term matched only through prefixes, typos or stems.
 
@@ -23,7 +24,8 @@ from __future__ import annotations
 from pyroaring import BitMap
 
 from shard.index.env import Database
-from shard.index.postings import SHORT_PREFIX_LENGTHS, START, WHOLE, prefix_docs, term_docs
+from shard.index.postings import START, WHOLE, prefix_docs, term_docs
+from shard.index.prefixes import is_short, level_term
 from shard.query.context import SearchContext
 from shard.query.derivations import STEM_COST, Derivations
 from shard.query.docsets import typo_fields
@@ -54,6 +56,34 @@ class TermMarks:
         if derivation is None or self.query.terms[kept[0]].position != 0:
             return None
         return self.matched(derivation, typos, None, START)
+
+    def leveled(self, kept: Kept, typos: int | None) -> str | None:
+        """The kept term's short prefix when it alone places every match fitting ``typos`` (its other
+        fitting derivations are words it prefixes, without typos), so that the prefix's position
+        levels (``shard/index/prefixes.py``) give each document's word position cost; else None."""
+        derivation = self._term(kept)
+        if derivation is None or self.query.terms[kept[0]].position != 0:
+            return None
+
+        def fits(cost: int) -> bool:
+            return typos is None or cost <= typos
+
+        prefix = derivation.prefix
+        if prefix is None or not is_short(prefix) or not fits(derivation.prefix_cost):
+            return None
+        if any(fits(match.cost) for _, match in derivation.phrases):
+            return None
+        if derivation.stem is not None and fits(STEM_COST):
+            return None
+        for word, match in derivation.words.items():
+            if fits(match.cost) and (match.typos or not word.startswith(prefix)):
+                return None
+        return prefix
+
+    def at_level(self, prefix: str, level: int) -> BitMap:
+        """Documents whose earliest word starting with ``prefix`` in an allowed field is at ``level``."""
+        ctx = self.ctx
+        return self._read(ctx.env.prefixes, "p", level_term(prefix, level), None, ctx.allowed_fields)
 
     def in_fields(self, kept: Kept, typos: int | None, fields: set[int]) -> BitMap | None:
         """Documents where a derivation of the kept term fitting ``typos`` is in one of ``fields``
@@ -87,7 +117,7 @@ class TermMarks:
         found: list[BitMap] = []
         prefix = derivation.prefix
         if prefix is not None and fits(derivation.prefix_cost):
-            if len(prefix) in SHORT_PREFIX_LENGTHS:
+            if is_short(prefix):
                 found.append(self._read(env.prefixes, "p", prefix, mark, allowed))
             elif derivation.prefix_complete:
                 found.append(self._read_prefix(prefix, mark, allowed))

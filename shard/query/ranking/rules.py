@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from pyroaring import BitMap
 
+from shard.index.prefixes import LEVELS
 from shard.query.ranking.coverage import Kept
 from shard.query.ranking.positional import EXACT_MATCH, MATCHES_START, DocumentCosts
 from shard.query.ranking.score import SKIPPED, Rank, fold
@@ -147,7 +148,8 @@ class AttributeRankRule(CostRule):
 
 class WordPositionRule(CostRule):
     """With one kept term, the documents where it stands first in a field (cost 0) come from the
-    postings' marks (``marks.py``), whatever their number; only the rest needs records."""
+    postings' marks (``marks.py``), whatever their number, and so do the others when a short prefix
+    alone places the term (its position levels); only the rest needs records."""
 
     def __init__(self) -> None:
         super().__init__("wordPosition", DocumentCosts.word_position, DocumentCosts.word_position_max)
@@ -157,11 +159,21 @@ class WordPositionRule(CostRule):
         if starting is None:
             yield from super().buckets(ranker, docs, kept, typos)
             return
+        top = ranker.costs.word_position_max(kept)
         first = docs & starting
         if first:
-            top = ranker.costs.word_position_max(kept)
             yield Bucket(first, Rank(self.name, ((top + 1, top + 1),)), kept, typos)
         rest = docs - first
+        prefix = ranker.marks.leveled(kept, typos)
+        if prefix is not None:
+            # A short prefix's documents by the level of its earliest position: no record read.
+            for level in LEVELS:
+                if not rest:
+                    return
+                part = rest & ranker.marks.at_level(prefix, level)
+                if part:
+                    yield Bucket(part, Rank(self.name, ((top + 1 - level, top + 1),)), kept, typos)
+                    rest = rest - part
         if rest:
             yield from super().buckets(ranker, rest, kept, typos)
 
