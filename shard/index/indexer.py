@@ -12,6 +12,7 @@ from typing import Any
 
 import orjson
 
+from common.settings.capabilities import RESERVED_FIELDS
 from shard.analysis import AnalysisConfig, Analyzer
 from shard.analysis.locales import iso639_3
 from shard.index.postings import SHORT_PREFIX_LENGTHS, START, WHOLE, Deltas, term_keys
@@ -140,9 +141,11 @@ class Indexer:
                 deltas.mark(doc_id, marks, words_keys[0], first_prefixes, stem_key)
 
     def _values(self, document: dict[str, Any]) -> Iterator[tuple[str, str]]:
-        """(dotted path, text) of every searchable string or number leaf, in document order."""
+        """(dotted path, text) of every searchable string or number leaf, in document order; never the
+        reserved fields' (``_geo``, ``_geojson``, ``_vectors``), as in the reference engine."""
         for name, value in document.items():
-            yield from self._leaves(name, value)
+            if name not in RESERVED_FIELDS:
+                yield from self._leaves(name, value)
 
     def _leaves(self, path: str, value: Any) -> Iterator[tuple[str, str]]:
         if isinstance(value, str):
