@@ -15,11 +15,12 @@ from pathlib import Path
 
 from common.fsync import fsync_path
 
-CURRENT_FORMAT = 5
+CURRENT_FORMAT = 6
 """Kept equal to the shards' ``FORMAT_VERSION`` (a unit test checks it)."""
 OLDEST_UPGRADABLE = 3
-"""Formats 3 and 4 differ from 5 only in what the searchable tables hold (3: analysis of ``ß``,
-``ø ł þ ħ`` and Thai marks; 4: postings without START/WHOLE marks), which the upgrade rebuilds from
+"""Formats 3 to 5 differ from 6 only in what the searchable tables hold (3: analysis of ``ß``,
+``ø ł þ ħ`` and Thai marks; 4: postings without START/WHOLE marks; 5: words of ``_geo``, ``_geojson``
+and ``_vectors``), which the upgrade rebuilds from
 the stored documents; older formats laid documents out differently and need a re-index."""
 
 _FILE = "VERSION"

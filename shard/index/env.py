@@ -30,12 +30,14 @@ _MAX_RAW_EXTERNAL_ID = 506
 _HASHED_ID_PREFIX = 475
 
 
-FORMAT_VERSION = 5
+FORMAT_VERSION = 6
 """Bumped when what is stored changes meaning; 2: token records stored per document (record_store.py);
 3: positions and words analysed as the reference does (", " and ". " hard separators, ß kept), so an
 older store would answer with stale positions and ``ss`` words; 4: ``ø ł þ ħ`` kept, and combining
 marks Latin shares with Thai kept inside their word (an older store holds ``lodz`` and split words);
-5: postings values carry the START and WHOLE marks (postings.py), which an older store lacks."""
+5: postings values carry the START and WHOLE marks (postings.py), which an older store lacks;
+6: ``_geo``, ``_geojson`` and ``_vectors`` are no longer indexed as words, which an older store still
+finds."""
 _FORMAT_KEY = b"format-version"
 
 

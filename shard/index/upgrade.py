@@ -1,9 +1,10 @@
 """The shard's part of an ``upgradeDatabase`` task: bring a store of an older format to the current one.
 
-Formats 3 and 4 hold the same documents as format 5 but older searchable tables: format 4's postings
-values carry no START/WHOLE marks (``postings.py``), format 3's words were analysed before ``ø ł þ ħ``
-and Thai marks were kept. Rebuilding every index's postings and token records from its stored
-documents, as a settings change of the searchable attributes does, gives exactly what format 5 stores.
+Formats 3 to 5 hold the same documents as format 6 but older searchable tables: format 5 indexed the
+words of ``_geo``, ``_geojson`` and ``_vectors``, format 4's postings values carry no START/WHOLE marks
+(``postings.py``), format 3's words were analysed before ``ø ł þ ħ`` and Thai marks were kept.
+Rebuilding every index's postings and token records from its stored documents, as a settings change
+of the searchable attributes does, gives exactly what format 6 stores.
 It runs in the batch's one write transaction with the new format recorded last, so a crash leaves the
 older store whole and the re-sent batch upgrades it again; a re-sent batch that committed answers from
 its record.

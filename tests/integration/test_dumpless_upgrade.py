@@ -96,7 +96,8 @@ def test_an_older_directory_is_refused_then_upgraded_in_place(tmp_path: Path) ->
     refused.stop()
     output = str(failure.value)
     assert (
-        "Your database version (format 4) is incompatible with your current engine version (format 5)."
+        "Your database version (format 4) is incompatible with your current engine version"
+        f" (format {CURRENT_FORMAT})."
         in output
     )
     assert "set the `--experimental-dumpless-upgrade` flag" in output
@@ -107,7 +108,7 @@ def test_an_older_directory_is_refused_then_upgraded_in_place(tmp_path: Path) ->
         assert len(tasks) == 1
         upgrade = tasks[0]
         assert (upgrade["status"], upgrade["indexUid"], upgrade["error"]) == ("succeeded", None, None)
-        assert upgrade["details"] == {"upgradeFrom": "v4.0.0", "upgradeTo": "v5.0.0"}
+        assert upgrade["details"] == {"upgradeFrom": "v4.0.0", "upgradeTo": f"v{CURRENT_FORMAT}.0.0"}
         assert answers(cluster.url) == before
     assert read_format(data_dir) == CURRENT_FORMAT
     assert searchable_tables(data_dir, 2) == tables
@@ -123,7 +124,7 @@ def test_a_newer_directory_is_refused(tmp_path: Path) -> None:
     data_dir.mkdir()
     write_format(data_dir, CURRENT_FORMAT + 1)
     cluster = RunningCluster("--experimental-dumpless-upgrade", shards=1, data_dir=data_dir)
-    with pytest.raises(RuntimeError, match=r"is newer than this Sift's \(format 5\)"):
+    with pytest.raises(RuntimeError, match=rf"is newer than this Sift's \(format {CURRENT_FORMAT}\)"):
         cluster.start()
     cluster.stop()
 
