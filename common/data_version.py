@@ -20,8 +20,9 @@ CURRENT_FORMAT = 7
 OLDEST_UPGRADABLE = 3
 """Formats 3 to 6 differ from 7 only in what the searchable tables hold (3: analysis of ``ß``,
 ``ø ł þ ħ`` and Thai marks; 4: postings without START/WHOLE marks; 5: no per-field word counts in the
-index state; 6: no three-character prefixes), which the upgrade rebuilds from the stored documents;
-older formats laid documents out differently and need a re-index."""
+index state, and words of ``_geo``, ``_geojson`` and ``_vectors``; 6: no three-character prefixes),
+which the upgrade rebuilds from the stored documents; older formats laid documents out differently
+and need a re-index."""
 
 _FILE = "VERSION"
 

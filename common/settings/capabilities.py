@@ -17,7 +17,8 @@ from common.filter.permissions import Features, rule_features, rule_patterns
 from common.locales import iso639_3
 from common.settings.patterns import pattern_matches
 
-_RESERVED: Final = ("_geo", "_geojson", "_vectors")
+RESERVED_FIELDS: Final = ("_geo", "_geojson", "_vectors")
+"""Top-level fields whose values (points, shapes, embeddings) are never words: the indexer skips them."""
 _NOT_FILTERABLE: Final = Features(facet_search=False, equality=False, comparison=False)
 FILTER_FLAGS: Final = ("displayed", "searchable", "sortable", "distinct", "rankingRule", "filterable")
 """The listing filter's boolean criteria, each naming the flag object whose ``enabled`` it tests."""
@@ -52,7 +53,7 @@ class FieldCapabilities:
 
     def describe(self, field: str) -> dict[str, Any]:
         """The field's entry in the listing, keys in the reference's order."""
-        reserved = any(covers(name, field) for name in _RESERVED)
+        reserved = any(covers(name, field) for name in RESERVED_FIELDS)
         order = self._orders.get(field)
         features = self._features(field)
         return {

@@ -37,7 +37,8 @@ older store would answer with stale positions and ``ss`` words; 4: ``ø ł þ ħ
 marks Latin shares with Thai kept inside their word (an older store holds ``lodz`` and split words);
 5: postings values carry the START and WHOLE marks (postings.py), which an older store lacks; 6: each
 index's state counts the words of every field (``IndexState.field_tokens``, the ``bm25`` strategy's
-average field lengths), which an upgrade counts by re-indexing; 7: the prefixes table holds
+average field lengths), which an upgrade counts by re-indexing, and ``_geo``, ``_geojson`` and
+``_vectors`` are no longer indexed as words; 7: the prefixes table holds
 three-character prefixes and each prefix's word-position levels too (prefixes.py), which a search
 reads instead of expanding the words."""
 _FORMAT_KEY = b"format-version"

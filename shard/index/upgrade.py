@@ -2,7 +2,8 @@
 
 Formats 3 to 6 hold the same documents as format 7 but older searchable tables: format 6's prefixes
 table lacks three-character prefixes and position levels (``prefixes.py``), format 5's index state
-does not count each field's words (``IndexState.field_tokens``), format 4's postings values carry no
+does not count each field's words (``IndexState.field_tokens``) and holds words of ``_geo``,
+``_geojson`` and ``_vectors``, format 4's postings values carry no
 START/WHOLE marks (``postings.py``), format 3's words were analysed before ``ø ł þ ħ`` and Thai marks
 were kept. Rebuilding every index's postings and token records from its stored documents, as a
 settings change of the searchable attributes does, gives exactly what format 7 stores.
