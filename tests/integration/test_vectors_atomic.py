@@ -106,6 +106,23 @@ def test_a_batch_failing_on_one_shard_is_applied_on_none(
     _check_embeddings(cluster, server, index)
 
 
+def test_a_document_with_bad_vectors_on_one_shard_fails_its_task_on_every_shard(
+    cluster: RunningCluster,
+) -> None:
+    index = "atomic-user-provided"
+    settings = {"embedders": {"u": {"source": "userProvided", "dimensions": 3}}}
+    assert _wait(cluster, _send(cluster, "PATCH", f"/indexes/{index}/settings", settings))["status"] == (
+        "succeeded"
+    )
+    docs = [{"id": i, "_vectors": {"u": [1.0, float(i), 0.5]}} for i in range(20)]
+    wrong = next(doc for doc in docs if shard_of(str(doc["id"]), SHARDS) == 1)
+    wrong["_vectors"]["u"] = [1.0, 2.0, 3.0, 4.0]
+    task = _wait(cluster, _send(cluster, "POST", f"/indexes/{index}/documents", docs))
+    assert task["status"] == "failed", task
+    assert task["error"]["code"] == "invalid_vector_dimensions"
+    assert _stats(cluster, index) == (0, 0)
+
+
 def test_tasks_batched_together_fail_alone(cluster: RunningCluster, server: EmbeddingServer) -> None:
     """The failing task is skipped on every shard; the others of its batch apply everywhere."""
     index = "atomic-batched"
