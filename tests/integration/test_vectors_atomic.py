@@ -201,50 +201,34 @@ def _until_shard_0_holds(cluster: RunningCluster, server: EmbeddingServer, befor
     assert not _prepared_files(cluster, 1), "shard 1 prepared already"
 
 
+@pytest.mark.parametrize("fail", [False, True], ids=["succeeding", "failing"])
 @pytest.mark.parametrize("role", ["shard-0", "scheduler"])
 def test_a_kill_while_the_shards_hold_their_parts_loses_nothing_and_embeds_once(
-    cluster: RunningCluster, server: EmbeddingServer, role: str
+    cluster: RunningCluster, server: EmbeddingServer, role: str, fail: bool
 ) -> None:
-    index = f"atomic-kill-{role}"
+    """Failing: shard 1's slow text fails at last; the task fails and no shard keeps anything."""
+    index = f"atomic-kill-{role}-{fail}"
     _with_embedder(cluster, server, index)
     docs = _docs(0, 20)
-    _hold_shard_0(server, docs, fail=False)
+    _hold_shard_0(server, docs, fail=fail)
     before = server.requests[PATH]
     uid = _send(cluster, "POST", f"/indexes/{index}/documents", docs)
     _until_shard_0_holds(cluster, server, before)
     killed = cluster.kill_backend(role)
     cluster.wait_replaced(role, killed)
     task = _wait(cluster, uid)
+    if fail:
+        assert task["status"] == "failed", task
+        assert _stats(cluster, index) == (0, 0)
+        server.reset()
+        task = _wait(cluster, _send(cluster, "POST", f"/indexes/{index}/documents", docs))
     assert task["status"] == "succeeded", task
     assert _ids(cluster, index) == list(range(20))
     assert _stats(cluster, index) == (20, 20)
     _check_embeddings(cluster, server, index)
-    # Shard 0 applied its part from the answers it kept; shard 1 (never killed) held on to its own.
-    assert server.texts[PATH] == 20, server.texts
-
-
-@pytest.mark.parametrize("role", ["shard-0", "scheduler"])
-def test_a_kill_while_a_failing_batch_is_prepared_leaves_nothing(
-    cluster: RunningCluster, server: EmbeddingServer, role: str
-) -> None:
-    index = f"atomic-kill-failing-{role}"
-    _with_embedder(cluster, server, index)
-    docs = _docs(0, 20)
-    _hold_shard_0(server, docs, fail=True)
-    before = server.requests[PATH]
-    uid = _send(cluster, "POST", f"/indexes/{index}/documents", docs)
-    _until_shard_0_holds(cluster, server, before)
-    killed = cluster.kill_backend(role)
-    cluster.wait_replaced(role, killed)
-    task = _wait(cluster, uid)
-    assert task["status"] == "failed", task
-    assert _stats(cluster, index) == (0, 0)
-
-    server.reset()
-    assert (
-        _wait(cluster, _send(cluster, "POST", f"/indexes/{index}/documents", docs))["status"] == "succeeded"
-    )
-    assert _stats(cluster, index) == (20, 20)
+    if not fail:
+        # Shard 0 applied its part from the answers it kept; shard 1 (never killed) held on to its own.
+        assert server.texts[PATH] == 20, server.texts
 
 
 def test_a_scheduler_killed_after_deciding_the_commit_applies_the_whole_batch(
