@@ -73,6 +73,9 @@ class Executor:
         self._abort_requested = False
         self._decision: Decision | None = None
         """The running batch's two-phase decision (``scheduler/prepare.py``), once taken."""
+        self._resumed = False
+        """Whether the running batch was in flight when the scheduler started: shards may have
+        committed it under a decision that was not recorded, so it cannot be canceled."""
         self.before_batch: Callable[[], Awaitable[None]] = _nothing
         self.dump_dir = Path("dumps")
         """``--dump-dir``, where ``dumpCreation`` writes."""
@@ -84,7 +87,7 @@ class Executor:
             resumed = BatchPlan(self.store.get_tasks(in_flight["tasks"]), in_flight["strategy"])
             decided = in_flight.get("decision")
             decision = None if decided is None else Decision.from_record(decided)
-            await self._run(resumed, in_flight["uid"], in_flight["startedNs"], decision)
+            await self._run(resumed, in_flight["uid"], in_flight["startedNs"], decision, resumed=True)
         while True:
             await self.before_batch()
             plan = plan_next_batch(self.store, self.limits)
@@ -109,16 +112,22 @@ class Executor:
 
     async def request_abort(self, task_uids: BitMap) -> None:
         """A cancelation matched tasks of the running batch: roll it back unless its commit was decided."""
-        if self.processing is not None and task_uids & self.processing.task_uids and self._decision is None:
+        decided = self._decision is not None or self._resumed
+        if self.processing is not None and task_uids & self.processing.task_uids and not decided:
             self._abort_requested = True
             await self.shards.abort(self.processing.batch_uid)
 
     async def _run(
-        self, plan: BatchPlan, batch_uid: int, started: int, decision: Decision | None = None
+        self,
+        plan: BatchPlan,
+        batch_uid: int,
+        started: int,
+        decision: Decision | None = None,
+        resumed: bool = False,
     ) -> None:
         self.processing = Processing(batch_uid, started, BitMap(t["uid"] for t in plan.tasks), plan.strategy)
         self._abort_requested = False
-        self._decision = decision
+        self._decision, self._resumed = decision, resumed
         try:
             with self.processing.progress.step(TOP_STEPS, 0):
                 outcomes, catalog = await self._execute(plan, batch_uid)
@@ -238,8 +247,11 @@ class Executor:
         return counts
 
     def _record_decision(self, batch_uid: int, decision: Decision) -> None:
-        """Durable before any shard commits: a restarted scheduler commits with it."""
+        """Durable before any shard commits, when it skips tasks: a restarted scheduler commits with
+        it. One that skips nothing needs no fsync: preparing again reproduces it (``prepare.py``)."""
         self._decision = decision
+        if not decision.skipped:
+            return
         in_flight = self.store.get_meta("current_batch")
         assert in_flight is not None and in_flight["uid"] == batch_uid, "the decision is the running batch's"
         with self.store.write() as txn:

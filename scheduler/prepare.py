@@ -13,8 +13,11 @@ in-flight batch, fsynced, and only then is every shard told to commit.
 Crashes: before the decision nothing is committed, and a restarted scheduler prepares again (a shard
 answers a prepare it still holds with what it holds; a restarted shard prepares from its kept
 answers). After it, a restarted scheduler commits with the recorded decision, and a restarted shard
-applies its part again from its kept answers, which no provider can fail. A cancelation before the
-decision rolls back every shard; after it, it comes too late.
+applies its part again from its kept answers, which no provider can fail. A decision that skips
+nothing is not recorded (one fsync less per batch): every text was answered and kept, so preparing
+again after a restart skips nothing either, and a shard that committed answers from its record.
+A cancelation before the decision rolls back every shard; after it, or once the scheduler restarted
+in the middle of the batch (shards may have committed it), it comes too late.
 """
 
 from __future__ import annotations
