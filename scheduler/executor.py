@@ -1,9 +1,10 @@
 """Runs batches one at a time: dispatch to shards, then commit every task's outcome at once.
 
-Order of durability: the batch is recorded as in flight, shards apply and record it, then one
-scheduler transaction commits the task outcomes, the catalog, the batch and its webhook notifications
-(``scheduler/outbox.py``). After a crash the in-flight batch is re-run with the same uid before
-anything else; shards answer it from their record.
+Order of durability: the batch is recorded as in flight, shards apply and record it (document and
+settings batches in two phases, the decision recorded in the in-flight record between them:
+``scheduler/prepare.py``), then one scheduler transaction commits the task outcomes, the catalog, the
+batch and its webhook notifications (``scheduler/outbox.py``). After a crash the in-flight batch is
+re-run with the same uid before anything else; shards answer it from their record.
 """
 
 from __future__ import annotations
@@ -29,11 +30,12 @@ from scheduler.cancelation import cancel_enqueued
 from scheduler.delivery import Deliverer
 from scheduler.documents import plan_documents
 from scheduler.dumps import create_dump
+from scheduler.prepare import BatchAborted, Decision, apply_in_two_phases
 from scheduler.progress import TOP_STEPS, Progress
 from scheduler.queries import Processing
 from scheduler.rules import RULE_TASK_TYPES, run_rules_batch
 from scheduler.settings import run_settings_batch
-from scheduler.shards import ShardClients
+from scheduler.shards import ShardClients, encode
 from scheduler.snapshots import Snapshots
 from scheduler.store import SchedulerStore, new_index_record
 from scheduler.swaps import plan_swap
@@ -48,10 +50,6 @@ _DOCUMENT_STEPS = ("reading payloads", "preparing documents", "applying on shard
 
 async def _nothing() -> None:
     return None
-
-
-class BatchAborted(Exception):
-    """Every shard rolled the batch back after a cancelation."""
 
 
 class Executor:
@@ -73,6 +71,11 @@ class Executor:
         self.processing: Processing | None = None
         self.wake = asyncio.Event()
         self._abort_requested = False
+        self._decision: Decision | None = None
+        """The running batch's two-phase decision (``scheduler/prepare.py``), once taken."""
+        self._resumed = False
+        """Whether the running batch was in flight when the scheduler started: shards may have
+        committed it under a decision that was not recorded, so it cannot be canceled."""
         self.before_batch: Callable[[], Awaitable[None]] = _nothing
         self.dump_dir = Path("dumps")
         """``--dump-dir``, where ``dumpCreation`` writes."""
@@ -82,7 +85,9 @@ class Executor:
         if in_flight is not None:
             log.info("resuming in-flight batch", batch_uid=in_flight["uid"])
             resumed = BatchPlan(self.store.get_tasks(in_flight["tasks"]), in_flight["strategy"])
-            await self._run(resumed, in_flight["uid"], in_flight["startedNs"], abortable=False)
+            decided = in_flight.get("decision")
+            decision = None if decided is None else Decision.from_record(decided)
+            await self._run(resumed, in_flight["uid"], in_flight["startedNs"], decision, resumed=True)
         while True:
             await self.before_batch()
             plan = plan_next_batch(self.store, self.limits)
@@ -103,25 +108,35 @@ class Executor:
                         "strategy": plan.strategy,
                     },
                 )
-            await self._run(plan, batch_uid, started, abortable=True)
+            await self._run(plan, batch_uid, started)
 
     async def request_abort(self, task_uids: BitMap) -> None:
-        """A cancelation matched tasks of the running batch: roll it back if shards still can."""
-        if self.processing is not None and task_uids & self.processing.task_uids:
+        """A cancelation matched tasks of the running batch: roll it back unless its commit was decided."""
+        decided = self._decision is not None or self._resumed
+        if self.processing is not None and task_uids & self.processing.task_uids and not decided:
             self._abort_requested = True
             await self.shards.abort(self.processing.batch_uid)
 
-    async def _run(self, plan: BatchPlan, batch_uid: int, started: int, abortable: bool) -> None:
+    async def _run(
+        self,
+        plan: BatchPlan,
+        batch_uid: int,
+        started: int,
+        decision: Decision | None = None,
+        resumed: bool = False,
+    ) -> None:
         self.processing = Processing(batch_uid, started, BitMap(t["uid"] for t in plan.tasks), plan.strategy)
         self._abort_requested = False
+        self._decision, self._resumed = decision, resumed
         try:
             with self.processing.progress.step(TOP_STEPS, 0):
-                outcomes, catalog = await self._execute(plan, batch_uid, abortable)
+                outcomes, catalog = await self._execute(plan, batch_uid)
         except BatchAborted:
             log.info("batch rolled back by a cancelation", batch_uid=batch_uid)
             with self.store.write() as txn:
                 txn.set_meta("current_batch", None)
             self.processing = None
+            self._decision = None
             return
         except Exception as error:
             log.error("batch failed", batch_uid=batch_uid, exc_info=error)
@@ -129,6 +144,7 @@ class Executor:
             outcomes, catalog = {t["uid"]: Outcome(FAILED, error=failure) for t in plan.tasks}, []
         self._commit(plan, batch_uid, started, outcomes, catalog, self.processing.progress)
         self.processing = None
+        self._decision = None
 
     @property
     def _started_ns(self) -> int:
@@ -159,7 +175,7 @@ class Executor:
         self.notifications.schedule(deliveries)
 
     async def _execute(
-        self, plan: BatchPlan, batch_uid: int, abortable: bool
+        self, plan: BatchPlan, batch_uid: int
     ) -> tuple[dict[int, Outcome], list[tuple[str, Any]]]:
         first = plan.tasks[0]
         kind = first["type"]
@@ -178,7 +194,7 @@ class Executor:
             uid = await create_dump(self.store, self.shards, self.dump_dir, first, started)
             return {first["uid"]: Outcome(SUCCEEDED, results={"dumpUid": uid})}, []
         if kind == "upgradeDatabase" and self.upgrade is not None:
-            dispatch_all = functools.partial(self._dispatch, batch_uid, abortable=False)
+            dispatch_all = functools.partial(self._dispatch, batch_uid)
             return await self.upgrade.run(plan.tasks, dispatch_all), []
         if kind == "snapshotCreation":
             return await self.snapshots.create(plan, batch_uid, self._started_ns, self._progress), []
@@ -187,33 +203,39 @@ class Executor:
         if kind in RULE_TASK_TYPES:
             return run_rules_batch(self.store, plan.tasks)
         if kind == "settingsUpdate" and all(t["type"] != "indexDeletion" for t in plan.tasks):
-            dispatch = functools.partial(self._dispatch, batch_uid, abortable=abortable)
+            dispatch = functools.partial(self._dispatch, batch_uid, atomic=True)
             return await run_settings_batch(
                 self.store, plan.tasks, self.shards.count, dispatch, self.shards.first_invalid
             )
-        return await self._index_batch(plan.tasks, batch_uid, abortable)
+        return await self._index_batch(plan.tasks, batch_uid)
 
     async def _dispatch(
-        self, batch_uid: int, operations: list[list[dict[str, Any]]], abortable: bool
+        self, batch_uid: int, operations: list[list[dict[str, Any]]], atomic: bool = False
     ) -> dict:
-        """Apply on every shard; if only some rolled back after a cancel, finish them: too late to cancel.
+        """Apply on every shard; ``atomic``: in two phases, so that a task failing on one shard fails
+        on every shard (``scheduler/prepare.py``), and a cancelation can roll the batch back.
 
         Each shard's answer is counted in the batch's progress; its time (``shard k``) and the
         steps it timed itself go to the batch's trace.
         """
-        with self._progress.count("shard", len(operations)) as answers:
-            replies = await self.shards.apply(
+        if atomic:
+            results = await apply_in_two_phases(
+                self.shards,
                 batch_uid,
                 operations,
-                abortable,
-                lambda shard, result: answers.done(f"shard {shard}", result.get("steps")),
+                self._progress,
+                self._decision,
+                functools.partial(self._record_decision, batch_uid),
+                lambda: self._abort_requested,
             )
-        aborted = [shard for shard, (_, was_aborted) in enumerate(replies) if was_aborted]
-        if aborted and len(aborted) == len(replies):
-            raise BatchAborted
-        results = [result for result, _ in replies]
-        for shard in aborted:
-            results[shard] = await self.shards.apply_to(shard, batch_uid, operations[shard])
+        else:
+            with self._progress.count("shard", len(operations)) as answers:
+                replies = await self.shards.apply(
+                    batch_uid,
+                    encode(operations),
+                    lambda shard, result: answers.done(f"shard {shard}", result.get("steps")),
+                )
+            results = [replies[shard].result for shard in range(len(operations))]
         counts: dict[str, dict[str, Any]] = {}
         for result in results:
             for task_uid, task_counts in result.get("tasks", {}).items():
@@ -224,6 +246,17 @@ class Executor:
                     merged[name] = value if name == "error" else merged.get(name, 0) + value
         return counts
 
+    def _record_decision(self, batch_uid: int, decision: Decision) -> None:
+        """Durable before any shard commits, when it skips tasks: a restarted scheduler commits with
+        it. One that skips nothing needs no fsync: preparing again reproduces it (``prepare.py``)."""
+        self._decision = decision
+        if not decision.skipped:
+            return
+        in_flight = self.store.get_meta("current_batch")
+        assert in_flight is not None and in_flight["uid"] == batch_uid, "the decision is the running batch's"
+        with self.store.write() as txn:
+            txn.set_meta("current_batch", {**in_flight, "decision": decision.to_record()})
+
     def _every_shard(self, operation: dict[str, Any]) -> list[list[dict[str, Any]]]:
         return [[operation] for _ in range(self.shards.count)]
 
@@ -232,7 +265,7 @@ class Executor:
         if self.store.get_index(uid) is not None:
             error = index_already_exists(uid).to_dict()
             return {task["uid"]: Outcome(FAILED, error=error)}, []
-        await self._dispatch(batch_uid, self._every_shard({"op": "createIndex", "index": uid}), False)
+        await self._dispatch(batch_uid, self._every_shard({"op": "createIndex", "index": uid}))
         index = new_index_record(uid, now_ns(), task["params"].get("primaryKey"))
         return {task["uid"]: Outcome(SUCCEEDED)}, [("put", index)]
 
@@ -243,7 +276,7 @@ class Executor:
         if self.store.get_index(uid) is None:
             return {task["uid"]: Outcome(FAILED, error=index_not_found(uid).to_dict())}, []
         operation = {"op": "compactIndex", "index": uid, "task": task["uid"]}
-        sizes = (await self._dispatch(batch_uid, self._every_shard(operation), False))[str(task["uid"])]
+        sizes = (await self._dispatch(batch_uid, self._every_shard(operation)))[str(task["uid"])]
         results = {name: human_size(sizes[name]) for name in ("preCompactionSize", "postCompactionSize")}
         return {task["uid"]: Outcome(SUCCEEDED, results=results)}, []
 
@@ -270,7 +303,7 @@ class Executor:
                 error = index_already_exists(new_uid).to_dict()
                 return {task["uid"]: Outcome(FAILED, error=error)}, []
             await self._dispatch(
-                batch_uid, self._every_shard({"op": "renameIndex", "from": uid, "to": new_uid}), False
+                batch_uid, self._every_shard({"op": "renameIndex", "from": uid, "to": new_uid})
             )
             changes.append(("delete", uid))
             changes.append(("relabel", {uid: new_uid}))
@@ -283,11 +316,11 @@ class Executor:
             plan = plan_swap(self.store, task["params"]["swaps"])
         except ApiError as error:
             return {task["uid"]: Outcome(FAILED, error=error.to_dict())}, []
-        await self._dispatch(batch_uid, [list(plan.operations) for _ in range(self.shards.count)], False)
+        await self._dispatch(batch_uid, [list(plan.operations) for _ in range(self.shards.count)])
         return {task["uid"]: Outcome(SUCCEEDED)}, plan.changes
 
     async def _index_batch(
-        self, tasks: list[dict[str, Any]], batch_uid: int, abortable: bool
+        self, tasks: list[dict[str, Any]], batch_uid: int
     ) -> tuple[dict[int, Outcome], list]:
         uid = tasks[0]["indexUid"]
         index = self.store.get_index(uid)
@@ -304,7 +337,7 @@ class Executor:
             counts = await self._dispatch(
                 batch_uid,
                 self._every_shard({"op": "deleteIndex", "index": uid, "task": deletion["uid"]}),
-                abortable,
+                atomic=True,
             )
             outcomes[deletion["uid"]] = Outcome(
                 SUCCEEDED, counts.get(str(deletion["uid"]), {"deletedDocuments": 0})
@@ -343,7 +376,7 @@ class Executor:
         if self._abort_requested:
             raise BatchAborted
         with self._progress.step(_DOCUMENT_STEPS, 2):
-            counts = await self._dispatch(batch_uid, plan.operations, abortable)
+            counts = await self._dispatch(batch_uid, plan.operations, atomic=True)
         for task in runnable:
             task_counts = counts.get(str(task["uid"]), {})
             error = plan.failures.get(task["uid"]) or task_counts.pop("error", None)
@@ -375,4 +408,3 @@ class Executor:
                 if not txn.bitmaps.get(f"batchUid:{batch_uid}", self.store.bitmap(f"batchUid:{batch_uid}")):
                     txn.delete_batch(batch_uid)
         return outcomes
-

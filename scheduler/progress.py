@@ -68,8 +68,9 @@ class Progress:
         self._add(path, time.monotonic_ns() - started_ns)
 
     def _add(self, path: str, nanoseconds: int) -> None:
-        """A step run several times in a batch (a second round on the shards) sums its runs."""
-        self._trace[path] = self._trace.get(path, 0) + nanoseconds
+        """A step run several times in a batch (a second round on the shards, the commit after the
+        prepare) sums its runs, and moves after the steps traced meanwhile: they may be its children."""
+        self._trace[path] = self._trace.pop(path, 0) + nanoseconds
 
     def view(self) -> dict[str, object]:
         """``{"steps": [{currentStep, finished, total}], "percentage"}``: each level's share of its

@@ -6,6 +6,11 @@ each, carrying the final effective settings, after the clears: a shard reindexes
 and on documents that survive the batch. The catalog learns the new settings in the executor's commit,
 so ``GetSettings`` shows them only once the tasks succeeded.
 
+The batch is applied in two phases (``scheduler/prepare.py``, through ``dispatch``): when the
+``updateSettings`` operation fails on any shard (an embedder failing on a text that shard holds), no
+shard applies it, every settings task of the batch fails with its error, and the catalog keeps the
+index's settings; the batch's clears still apply.
+
 A change that starts using ``_geo`` (filterable or sortable) or ``_geojson`` (filterable) first asks the
 shards whether a stored document holds an invalid one (read-only); if so, every settings task of the batch
 fails with that document's error and nothing is sent, so settings and data stay as they were everywhere.
@@ -27,7 +32,8 @@ from scheduler.tasks import Outcome
 
 Operations = list[list[dict[str, Any]]]
 Dispatch = Callable[[Operations], Awaitable[dict[str, dict[str, int]]]]
-"""Applies per-shard operations; returns the counts shards reported per task uid (as a string)."""
+"""Applies per-shard operations in two phases; returns the counts shards reported per task uid (as a
+string), or the error of a task some shard failed."""
 FirstInvalid = Callable[[dict[str, Any]], Awaitable[dict[str, Any] | None]]
 """Asks the shards for the earliest stored document failing the given geo checks (its error)."""
 CatalogChange = tuple[str, Any]
@@ -77,8 +83,8 @@ async def run_settings_batch(
         results[task_uid] = Outcome(SUCCEEDED, counts.get(str(task_uid), {"deletedDocuments": 0}))
     refused: Any = counts.get(str(last_applied), {}).get("error") if last_applied is not None else None
     if refused is not None:
-        # A shard could not apply them (an embedder failed to embed the documents): the merged
-        # settings of every task fail together, and the catalog keeps the index's settings.
+        # No shard applied them (one failed them: scheduler/prepare.py): the merged settings of
+        # every task fail together, and the catalog keeps the index's settings.
         for task_uid, done in results.items():
             if done.status == SUCCEEDED and task_uid not in clears:
                 results[task_uid] = Outcome(FAILED, error=refused)

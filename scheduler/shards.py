@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import functools
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Collection
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import grpc
@@ -20,6 +21,20 @@ _TRANSIENT = (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.CANCELLED)
 Reply = TypeVar("Reply")
 
 
+@dataclass
+class ShardReply:
+    result: dict[str, Any]
+    aborted: bool
+    """Rolled back by ``abort`` (nothing written)."""
+    prepared: bool
+    """Held prepared, waiting for the commit."""
+
+
+def encode(operations: list[list[dict[str, Any]]]) -> dict[int, bytes]:
+    """Each shard's operations as ``ApplyBatch`` sends them, encoded once however often sent."""
+    return {shard: orjson.dumps(ops) for shard, ops in enumerate(operations)}
+
+
 class ShardClients:
     def __init__(self, layout: DataLayout, shard_count: int) -> None:
         self.count = shard_count
@@ -29,38 +44,43 @@ class ShardClients:
     async def apply(
         self,
         batch_uid: int,
-        operations: list[list[dict[str, Any]]],
-        abortable: bool,
+        operations: dict[int, bytes],
         answered: Callable[[int, dict[str, Any]], None] | None = None,
-    ) -> list[tuple[dict[str, Any], bool]]:
-        """Send each shard its operations; returns (result, aborted) per shard. ``answered(shard,
-        result)`` is called as each shard's answer arrives (the batch's progress)."""
+        *,
+        prepare: bool = False,
+        skip: Collection[int] = (),
+    ) -> dict[int, ShardReply]:
+        """Send each shard (key) its operations (JSON); returns each one's reply. ``answered(shard,
+        result)`` is called as each shard's answer arrives (the batch's progress). ``prepare``: phase
+        one of ``scheduler/prepare.py`` (abortable by ``abort``), else the commit; ``skip``: tasks
+        left out."""
 
-        async def one(shard: int, ops: list[dict[str, Any]]) -> tuple[dict[str, Any], bool]:
-            reply = await self._apply_one(shard, batch_uid, ops, abortable)
+        async def one(shard: int, ops: bytes) -> tuple[int, ShardReply]:
+            reply = await self._apply_one(shard, batch_uid, ops, prepare, skip)
             if answered is not None:
-                answered(shard, reply[0])
-            return reply
+                answered(shard, reply.result)
+            return shard, reply
 
-        return list(await asyncio.gather(*(one(shard, ops) for shard, ops in enumerate(operations))))
-
-    async def apply_to(self, shard: int, batch_uid: int, operations: list[dict[str, Any]]) -> dict[str, Any]:
-        result, _ = await self._apply_one(shard, batch_uid, operations, abortable=False)
-        return result
+        return dict(await asyncio.gather(*(one(shard, ops) for shard, ops in operations.items())))
 
     async def _apply_one(
-        self, shard: int, batch_uid: int, operations: list[dict[str, Any]], abortable: bool
-    ) -> tuple[dict[str, Any], bool]:
+        self, shard: int, batch_uid: int, operations: bytes, prepare: bool, skip: Collection[int]
+    ) -> ShardReply:
         """A shard that dies mid-call is restarted by the launcher: re-send the same batch until it answers.
 
-        Re-sending is safe because a shard records each applied batch uid in the same transaction.
+        Re-sending is safe because a shard records each applied batch uid in the same transaction, and
+        answers a prepare it holds with what it holds.
         """
         request = shard_pb2.ApplyBatchRequest(
-            batch_uid=batch_uid, operations_json=orjson.dumps(operations), abortable=abortable
+            batch_uid=batch_uid,
+            operations_json=operations,
+            abortable=prepare,
+            prepare=prepare,
+            skip_tasks=sorted(skip),
         )
         stub = self._stubs[shard]
         reply = await _until_answered(functools.partial(stub.ApplyBatch, request, wait_for_ready=True), shard)
-        return orjson.loads(reply.result_json or b"{}"), reply.aborted
+        return ShardReply(orjson.loads(reply.result_json or b"{}"), reply.aborted, reply.prepared)
 
     async def abort(self, batch_uid: int) -> None:
         request = shard_pb2.AbortBatchRequest(batch_uid=batch_uid)

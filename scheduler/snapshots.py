@@ -36,7 +36,7 @@ from common.timefmt import now_ns
 from scheduler.batch_records import write_batch
 from scheduler.batching import BatchPlan
 from scheduler.progress import Progress
-from scheduler.shards import ShardClients
+from scheduler.shards import ShardClients, encode
 from scheduler.store import SchedulerStore
 from scheduler.tasks import Outcome
 
@@ -107,7 +107,7 @@ class Snapshots:
                 ]
                 with progress.count("shard", len(operations)) as answers:
                     await self.shards.apply(
-                        batch_uid, operations, False, lambda shard, _result: answers.done(f"shard {shard}")
+                        batch_uid, encode(operations), lambda shard, _result: answers.done(f"shard {shard}")
                     )
             with progress.step(STEPS, 1):
                 trace = progress.trace()

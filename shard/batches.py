@@ -31,11 +31,21 @@ from shard.index.upgrade import upgrade_store
 from shard.vector import VectorStore
 from shard.vector.embedders import ShardEmbedding
 from shard.vector.ingest import plan_documents, store_planned
+from shard.vector.prepared import PreparedEmbeddings
 from shard.vector.settings import change_embedders
 from shard.vector.writer import VectorWriter
 
 Operation = dict[str, Any]
 BatchResult = dict[str, Any]
+
+
+Hold = Callable[[BatchResult], bool]
+"""Called with a prepared batch's result, its writes pending in the open transaction: returns whether
+to commit them (the scheduler's decision) or roll them back."""
+
+
+class BatchDropped(Exception):
+    """A prepared batch was rolled back: the scheduler aborted it, or asked for other tasks skipped."""
 
 
 def apply_batch(
@@ -46,13 +56,20 @@ def apply_batch(
     should_abort: Callable[[], bool],
     steps: Steps | None = None,
     vectors: VectorStore | None = None,
+    *,
+    skip: frozenset[int] = frozenset(),
+    embeddings: PreparedEmbeddings | None = None,
+    hold: Hold | None = None,
 ) -> BatchResult:
     """Apply the operations in order, or return the recorded result if the batch was applied before.
 
     Any exception (including ``BatchAborted``) aborts the transaction, leaving the store unchanged.
     ``steps``: timed as the work goes (applying the operations, writing the changes, committing);
     a batch answered from its record did none of it and leaves them empty. ``vectors``: the shard's
-    in-memory vector spaces, changed only once the transaction committed.
+    in-memory vector spaces, changed only once the transaction committed. ``skip``: the tasks whose
+    operations are left out (they failed on some shard). ``embeddings``: the embedders' answers kept
+    for this batch, used and completed (``vector/prepared.py``), saved before ``hold`` is called;
+    with ``hold``, the batch is prepared and waits for its decision (``BatchDropped`` when dropped).
     """
     key = batch_key(batch_uid)
     with env.lmdb.begin(write=True) as txn:
@@ -61,18 +78,28 @@ def apply_batch(
             result: BatchResult = orjson.loads(recorded)
             return result
         ctx = WriteContext(env, codec, txn, should_abort)
-        applier = _Applier(ctx)
+        applier = _Applier(ctx, embeddings)
         if vectors is not None:
             vectors.trim(env, txn)
         for operation in operations:
             ctx.check_abort()
-            applier.apply(operation)
+            if operation.get("task") in skip:
+                applier.skip(operation)
+            else:
+                applier.apply(operation)
         result = applier.result()
         lap(steps, "applying operations")
         ctx.flush()
         applier.vectors.flush()
         txn.put(key, orjson.dumps(result), db=env.batches)
         lap(steps, "writing changes")
+        if hold is not None:
+            if embeddings is not None:
+                embeddings.save()
+            if not hold(result):
+                raise BatchDropped
+            if steps is not None:  # the wait for the decision is no step of this shard's
+                steps = Steps(steps.durations, steps.prefix)
     lap(steps, "committing")
     if vectors is not None:
         vectors.after_commit(env, applier.vectors.changes)
@@ -91,7 +118,7 @@ def recorded_result(env: StoreEnv, txn: Txn, batch_uid: int) -> BatchResult | No
 class _Applier:
     """Dispatches operations and accumulates per-task counts across them."""
 
-    def __init__(self, ctx: WriteContext) -> None:
+    def __init__(self, ctx: WriteContext, embeddings: PreparedEmbeddings | None = None) -> None:
         self.ctx = ctx
         self.env = ctx.env
         self.txn = ctx.txn
@@ -99,7 +126,7 @@ class _Applier:
         """Per-task counts, or the error of a task the shard refused."""
         self.touched: set[int] = set()
         self.vectors = VectorWriter(ctx)
-        self.embedding = ShardEmbedding(ctx.check_abort)
+        self.embedding = ShardEmbedding(ctx.check_abort, embeddings)
         self._handlers: dict[str, Callable[[Operation], None]] = {
             "createIndex": self._create_index,
             "deleteIndex": self._delete_index,
@@ -118,6 +145,11 @@ class _Applier:
         if handler is None:
             raise ValueError(f"unknown shard operation `{operation['op']}`")
         handler(operation)
+
+    def skip(self, operation: Operation) -> None:
+        """A skipped task's operation leaves what its failure would have: the index, created."""
+        if operation["op"] in ("addDocuments", "updateSettings"):
+            self.touched.add(catalog.ensure(self.env, self.txn, operation["index"]))
 
     def result(self) -> BatchResult:
         uids = catalog.uids_by_id(self.env, self.txn)

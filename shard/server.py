@@ -24,6 +24,7 @@ from common.process import wait_for_stop_signal
 from common.rpc import health_pb2, json_pb2, shard_pb2, shard_pb2_grpc
 from common.rpc.channels import aio_server
 from common.timing import Steps, timed
+from shard.batches import BatchDropped
 from shard.index import BatchAborted
 from shard.query.search import HIT, Entry
 from shard.store import ShardStore
@@ -143,11 +144,18 @@ class ShardService(shard_pb2_grpc.ShardServicer):
         flag = self._abort_flags.setdefault(request.batch_uid, threading.Event())
         should_abort = flag.is_set if request.abortable else (lambda: False)
         steps = Steps()
+        skip = frozenset(request.skip_tasks)
+        held = False
         try:
-            result = await asyncio.to_thread(
-                self.store.apply_batch, request.batch_uid, operations, should_abort, steps
-            )
-        except BatchAborted:
+            if request.prepare:  # held open until the commit (shard/held.py)
+                result, held = await asyncio.to_thread(
+                    self.store.batches.prepare, request.batch_uid, operations, skip, should_abort, steps
+                )
+            else:
+                result = await asyncio.to_thread(
+                    self.store.batches.commit, request.batch_uid, operations, skip, steps
+                )
+        except (BatchAborted, BatchDropped):
             return shard_pb2.ApplyBatchReply(aborted=True)
         except (lmdb.Error, OSError) as error:
             # The transaction was aborted, so the data is intact; the scheduler fails the batch's tasks.
@@ -157,12 +165,15 @@ class ShardService(shard_pb2_grpc.ShardServicer):
         finally:
             self._abort_flags.pop(request.batch_uid, None)
         # The steps are this call's (the batch's progress trace), never part of the recorded result.
-        return shard_pb2.ApplyBatchReply(result_json=orjson.dumps({**result, "steps": steps.durations}))
+        return shard_pb2.ApplyBatchReply(
+            result_json=orjson.dumps({**result, "steps": steps.durations}), prepared=held
+        )
 
     async def AbortBatch(
         self, request: shard_pb2.AbortBatchRequest, context: grpc.aio.ServicerContext
     ) -> shard_pb2.AbortBatchReply:
         self._abort_flags.setdefault(request.batch_uid, threading.Event()).set()
+        await asyncio.to_thread(self.store.batches.drop, request.batch_uid)
         return shard_pb2.AbortBatchReply()
 
     async def GetDocuments(

@@ -17,8 +17,9 @@ from common.errors import ApiError
 from common.features import NO_FEATURES, FilterFeatures
 from common.lmdb_sizes import environment_sizes
 from common.timing import Steps, lap
-from shard.batches import BatchResult, Operation, apply_batch, recorded_result
+from shard.batches import BatchResult, Hold, Operation, apply_batch, recorded_result
 from shard.filter.apply import FilterScope, filter_documents
+from shard.held import BatchPhases
 from shard.index import catalog, compaction, snapshot
 from shard.index.codec import DocumentCodec
 from shard.index.documents import Document, read_document, read_documents, selected_ids
@@ -36,6 +37,7 @@ from shard.query.query_embedding import QueryEmbeddings
 from shard.query.search import SearchResult, search
 from shard.query.semantic import StoredSpace, embedder_settings
 from shard.vector import VectorStore, document_vectors, embedder_stats
+from shard.vector.prepared import PreparedEmbeddings
 from shard.vector.reads import shown_vectors
 
 LIGHT_DOCUMENTS = 10_000
@@ -75,12 +77,15 @@ class ShardStore:
         self.vectors = VectorStore(path / "vectors")
         """The in-memory vector spaces searches read (``shard/vector``), loaded from their checkpoints."""
         self.vectors.open(self.env)
+        self.batches = BatchPhases(path / "prepared", self.apply_batch)
+        """Batches in two phases, prepare then commit (``held.py``)."""
         self.shards = shards
         self.query_embeddings = QueryEmbeddings(embedding_cache)
         self._sizes: dict[str, tuple[int, int]] = {}
         """Index uid -> (cache generation, live documents), for ``light``."""
 
     def close(self) -> None:
+        self.batches.drop(None)
         with self._writing:  # no batch changes a space while it is checkpointed
             self.vectors.close()
         self.env.close()
@@ -102,10 +107,15 @@ class ShardStore:
         operations: list[Operation],
         should_abort: Callable[[], bool] = _never,
         steps: Steps | None = None,
+        *,
+        skip: frozenset[int] = frozenset(),
+        embeddings: PreparedEmbeddings | None = None,
+        hold: Hold | None = None,
     ) -> BatchResult:
         """A batch whose one operation is ``compactIndex`` compacts the store (``index/compaction.py``),
         one whose one operation is ``snapshot`` copies it for a snapshot (``index/snapshot.py``); any
-        other applies its operations in one write transaction (``batches.py``)."""
+        other applies its operations in one write transaction (``batches.py``; with ``hold``, left
+        open until the decision)."""
         with self._writing:
             try:
                 if len(operations) == 1 and operations[0]["op"] == "compactIndex":
@@ -115,7 +125,16 @@ class ShardStore:
                         return snapshot.copy_store(env, Path(operations[0]["path"]), operations[0]["compact"])
                 with self._gate.using() as env:
                     return apply_batch(
-                        env, self.codec, batch_uid, operations, should_abort, steps, self.vectors
+                        env,
+                        self.codec,
+                        batch_uid,
+                        operations,
+                        should_abort,
+                        steps,
+                        self.vectors,
+                        skip=skip,
+                        embeddings=embeddings,
+                        hold=hold,
                     )
             finally:
                 self.cache.invalidate()

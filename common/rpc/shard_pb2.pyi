@@ -71,22 +71,28 @@ class SearchReply(_message.Message):
     def __init__(self, hits_json: _Optional[bytes] = ..., candidates: _Optional[int] = ..., index_found: _Optional[bool] = ..., error_json: _Optional[bytes] = ..., max_total_hits: _Optional[int] = ..., facets_json: _Optional[bytes] = ..., steps_json: _Optional[bytes] = ..., hit_documents: _Optional[_Iterable[bytes]] = ..., rule_groups_json: _Optional[bytes] = ..., deduplicated: _Optional[bool] = ..., work_ns: _Optional[int] = ..., pinned_ids: _Optional[_Iterable[str]] = ..., semantic_hits_json: _Optional[bytes] = ..., semantic_hit_documents: _Optional[_Iterable[bytes]] = ..., union_candidates: _Optional[int] = ..., union_facets_json: _Optional[bytes] = ...) -> None: ...
 
 class ApplyBatchRequest(_message.Message):
-    __slots__ = ("batch_uid", "operations_json", "abortable")
+    __slots__ = ("batch_uid", "operations_json", "abortable", "prepare", "skip_tasks")
     BATCH_UID_FIELD_NUMBER: _ClassVar[int]
     OPERATIONS_JSON_FIELD_NUMBER: _ClassVar[int]
     ABORTABLE_FIELD_NUMBER: _ClassVar[int]
+    PREPARE_FIELD_NUMBER: _ClassVar[int]
+    SKIP_TASKS_FIELD_NUMBER: _ClassVar[int]
     batch_uid: int
     operations_json: bytes
     abortable: bool
-    def __init__(self, batch_uid: _Optional[int] = ..., operations_json: _Optional[bytes] = ..., abortable: _Optional[bool] = ...) -> None: ...
+    prepare: bool
+    skip_tasks: _containers.RepeatedScalarFieldContainer[int]
+    def __init__(self, batch_uid: _Optional[int] = ..., operations_json: _Optional[bytes] = ..., abortable: _Optional[bool] = ..., prepare: _Optional[bool] = ..., skip_tasks: _Optional[_Iterable[int]] = ...) -> None: ...
 
 class ApplyBatchReply(_message.Message):
-    __slots__ = ("result_json", "aborted")
+    __slots__ = ("result_json", "aborted", "prepared")
     RESULT_JSON_FIELD_NUMBER: _ClassVar[int]
     ABORTED_FIELD_NUMBER: _ClassVar[int]
+    PREPARED_FIELD_NUMBER: _ClassVar[int]
     result_json: bytes
     aborted: bool
-    def __init__(self, result_json: _Optional[bytes] = ..., aborted: _Optional[bool] = ...) -> None: ...
+    prepared: bool
+    def __init__(self, result_json: _Optional[bytes] = ..., aborted: _Optional[bool] = ..., prepared: _Optional[bool] = ...) -> None: ...
 
 class AbortBatchRequest(_message.Message):
     __slots__ = ("batch_uid",)

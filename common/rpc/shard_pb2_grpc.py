@@ -122,7 +122,8 @@ class ShardServicer:
         raise NotImplementedError('Method not implemented!')
 
     def AbortBatch(self, request, context):
-        """Asks a running abortable ApplyBatch to roll back (task cancelation of a processing batch).
+        """Asks a running abortable ApplyBatch to roll back (task cancelation of a processing batch), and
+        rolls back the batch held prepared, if it is this one.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

@@ -10,6 +10,7 @@ import numpy as np
 
 from common.errors import ApiError
 from shard.embedding import EmbeddingError, embedder_for, regeneration_key
+from shard.vector.prepared import PreparedEmbeddings, config_key
 
 __all__ = ["USER_PROVIDED", "ShardEmbedding", "regeneration_key"]
 
@@ -25,20 +26,39 @@ _SMALLEST, _LARGEST = 8, 1024
 
 class ShardEmbedding:
     """``ingest.Embedding`` over ``shard.embedding.embedder_for``; ``check_abort`` raises when the
-    batch was canceled (``WriteContext.check_abort``)."""
+    batch was canceled (``WriteContext.check_abort``). What the embedders answer is served from and
+    recorded in ``prepared``, the batch's kept answers (``prepared.py``)."""
 
-    def __init__(self, check_abort: Callable[[], None]) -> None:
+    def __init__(self, check_abort: Callable[[], None], prepared: PreparedEmbeddings | None = None) -> None:
         self.check_abort = check_abort
+        self.prepared = prepared
 
     def dimensions(self, config: dict[str, Any]) -> int:
         if config.get("source") == USER_PROVIDED:
             return int(config["dimensions"])
+        key = config_key(config)
+        if self.prepared is not None and key in self.prepared.dimensions:
+            return self.prepared.dimensions[key]
         try:
-            return embedder_for(config, side="indexing").dimensions
+            dimensions = embedder_for(config, side="indexing").dimensions
         except EmbeddingError as error:
             raise ApiError("vector_embedding_error", error.message) from None
+        if self.prepared is not None:
+            self.prepared.record_dimensions(key, dimensions)
+        return dimensions
 
     def embed(self, index_uid: str, name: str, config: dict[str, Any], texts: list[str]) -> np.ndarray:
+        """float32 ``(len(texts), d)``: the texts the batch embedded before are not sent again."""
+        prepared = self.prepared
+        if prepared is None or not texts:
+            return self._embed(index_uid, name, config, texts)
+        key = config_key(config)
+        missing = [text for text in dict.fromkeys(texts) if (key, text) not in prepared.vectors]
+        if missing:
+            prepared.record(key, missing, self._embed(index_uid, name, config, missing))
+        return np.stack([prepared.vectors[(key, text)] for text in texts])
+
+    def _embed(self, index_uid: str, name: str, config: dict[str, Any], texts: list[str]) -> np.ndarray:
         try:
             embedder = embedder_for(config, side="indexing")
             parts, start, size = [], 0, _SMALLEST

@@ -2,10 +2,10 @@
 
 Every route answers with the vectors of the local all-MiniLM-L6-v2 (the ``huggingFace`` embedder's
 model), so a document embedded through any source is comparable with any other. Knobs the tests need:
-fail the next N requests with a status, delay answers, require an API key, count requests and texts,
-keep the last request. The server runs in daemon threads and shuts itself down after ``lifetime_s``
-if a test forgets to stop it. Shards reach it only when started with
-``--experimental-allowed-ip-networks 127.0.0.0/8`` (or ``any``).
+fail the next N requests with a status, fail or delay the requests holding given texts, delay answers,
+require an API key, count requests and texts, keep the last request. The server runs in daemon
+threads and shuts itself down after ``lifetime_s`` if a test forgets to stop it. Shards reach it only
+when started with ``--experimental-allowed-ip-networks 127.0.0.0/8`` (or ``any``).
 
 Routes (``url`` is ``EmbeddingServer.url``):
 - ``POST /v1/embeddings``: OpenAI; ``input`` a string or a list; ``dimensions`` shortens (and
@@ -66,6 +66,11 @@ class EmbeddingServer:
         self.delay_s = 0.0
         self.api_key: str | None = None
         self._failures: list[tuple[int, bytes]] = []
+        self.failing_texts: set[str] = set()
+        """A request holding one of these texts answers 400 (not retried), whenever it comes: a text
+        one shard holds fails that shard's requests only."""
+        self.slow_texts: dict[str, float] = {}
+        """A request holding one of these texts is answered after that many seconds."""
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
         self._server.daemon_threads = True
         self.url = f"http://127.0.0.1:{self._server.server_address[1]}"
@@ -85,6 +90,8 @@ class EmbeddingServer:
             self.requests.clear()
             self.texts.clear()
             self._failures.clear()
+            self.failing_texts = set()
+            self.slow_texts = {}
             self.delay_s = 0.0
             self.api_key = None
             self.last_body = None
@@ -124,6 +131,9 @@ class EmbeddingServer:
             texts, shape = route(body)
         except (KeyError, TypeError, ValueError) as error:
             return 400, {"error": f"bad request: {error!r}"}
+        time.sleep(max((self.slow_texts.get(text, 0.0) for text in texts), default=0.0))
+        if self.failing_texts.intersection(texts):
+            return 400, {"error": "this text cannot be embedded"}
         with self._lock:
             self.texts[path] += len(texts)
         return 200, shape(body, self.embed(texts))

@@ -23,8 +23,9 @@ SHARD_LAYERS = {
     "highlight": 4,
     "query": 5,
     "batches": 6,
-    "store": 7,
-    "server": 8,
+    "held": 7,
+    "store": 8,
+    "server": 9,
 }
 """Rank of each ``shard/`` package or top-level module; equal ranks do not import each other."""
 
