@@ -201,7 +201,7 @@ def ingest_once(payload: Payload, shards: int) -> dict[str, Any]:
         finally:
             figures = sampler.stop()
         disk = disk_usage(cluster.layout, shards)
-    finished_ns = max(_parse_ns(task["finishedAt"]) for task in tasks)
+    finished_ns = max(parse_ns(task["finishedAt"]) for task in tasks)
     index_s = (finished_ns - first_202_ns) / 1e9
     processes = {
         name: {
@@ -240,7 +240,7 @@ def _bytes_on_disk(root: Path) -> int:
     return sum(path.lstat().st_blocks * 512 for path in [root, *root.rglob("*")])
 
 
-def _parse_ns(text: str) -> int:
+def parse_ns(text: str) -> int:
     """Nanoseconds since the epoch from the contract's RFC 3339 (``...T17:54:06.59621794Z``)."""
     whole, _, fraction = text.removesuffix("Z").partition(".")
     seconds = int(datetime.fromisoformat(whole + "+00:00").timestamp())
