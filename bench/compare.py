@@ -38,7 +38,7 @@ import orjson
 
 from bench import compare_classes, ingest, synthetic, wrk
 from bench.compare_profile import profile_class
-from bench.compare_report import render  # noqa: F401  (bench.run calls module.render)
+from bench.compare_report import render
 from bench.datasets import DATASETS, wait_for_task
 from bench.loadgen import Request
 from bench.procstat import ProcessSampler, cluster_processes
@@ -50,6 +50,7 @@ DEFAULT_DOCS = 1_000_000
 SYNTHETIC_CHUNK_DOCS = 20_000
 _JSON = (("Content-Type", "application/json"),)
 _TASK_TIMEOUT = 3600.0
+_WHOLE = 1 << 30  # chunk size of ``ingest.payloads`` whose chunked bodies are then the single one
 
 
 @dataclass(frozen=True)
@@ -137,11 +138,12 @@ def payload(dataset: str, docs: int, seed: int, scratch: Path) -> ingest.Payload
     if dataset == "synthetic":
         print(f"generating {docs} synthetic documents ...", file=sys.stderr, flush=True)
         return ingest.synthetic_payload(scratch / "synthetic.ndjson", docs, seed, SYNTHETIC_CHUNK_DOCS)
-    return ingest.payloads(dataset, 1)["single"]
+    return ingest.payloads(dataset, _WHOLE)["single"]
 
 
 def load(engine: Engine, dataset: str, documents: int, make: Callable[[], ingest.Payload]) -> dict[str, Any]:
-    """The index created with the class settings, then the documents; None figures when it was there."""
+    """The index created with the class settings, then the documents, timed; only ``reused`` when the
+    data directory already held them."""
     with httpx.Client(base_url=engine.url, timeout=600.0) as client:
         stats = client.get(f"/indexes/{dataset}/stats")
         if stats.status_code == 200:
@@ -295,7 +297,10 @@ def compare_dataset(dataset: str, args: argparse.Namespace, stamp: str) -> dict[
                 made.append(payload(dataset, args.docs, args.seed, Path(scratch)))
             return made[0]
 
-        loads = {engine.name: load(engine, dataset, documents, make) for engine in found}
+        loads = {}
+        for engine in found:
+            loads[engine.name] = load(engine, dataset, documents, make)
+            print(f"{engine.name} {dataset}: {loads[engine.name]}", file=sys.stderr, flush=True)
         disk = {engine.name: disk_bytes(engine.data_dir) for engine in found}
         print(f"probing {dataset} ...", file=sys.stderr, flush=True)
         probes = {name: {e.name: probe(e, dataset, bodies) for e in found} for name, bodies in sets.items()}
@@ -319,21 +324,32 @@ def compare_dataset(dataset: str, args: argparse.Namespace, stamp: str) -> dict[
 
 
 def run(args: argparse.Namespace, environment: dict[str, Any]) -> dict[str, Any]:
-    started_at = time.strftime("%Y-%m-%dT%H:%M:%S%z")
-    stamp = time.strftime("%Y%m%dT%H%M%S")
-    results = [compare_dataset(dataset, args, stamp) for dataset in args.datasets]
-    return {
+    """Every dataset in turn; after each, the report so far is printed (stderr) and saved to ``--json``,
+    so that a long run stopped during the 1M corpus keeps what it measured before."""
+    report: dict[str, Any] = {
         "scenario": "compare",
         "description": "Sift beside the reference engine: same data, settings and queries, interleaved",
-        "started_at": started_at,
+        "started_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
         "options": {
             key: str(value) if isinstance(value, Path) else value
             for key, value in vars(args).items()
             if key != "json"
         },
-        "environment": {**environment, "loadavg_after": round(os.getloadavg()[0], 2)},
-        "datasets": [result for result in results if result is not None],
+        "environment": environment,
+        "datasets": [],
     }
+    stamp = time.strftime("%Y%m%dT%H%M%S")
+    for dataset in args.datasets:
+        result = compare_dataset(dataset, args, stamp)
+        if result is None:
+            continue
+        report["datasets"].append(result)
+        report["environment"] = {**environment, "loadavg_after": round(os.getloadavg()[0], 2)}
+        print(render(report), file=sys.stderr, flush=True)
+        if args.json is not None:
+            args.json.parent.mkdir(parents=True, exist_ok=True)
+            args.json.write_bytes(orjson.dumps(report, option=orjson.OPT_INDENT_2))
+    return report
 
 
 def summarize(

@@ -5,20 +5,24 @@ Each process (gateway, scheduler, every shard; not the idle launcher) is recorde
 the highest concurrency. The collapsed stacks go to
 ``bench/results/profile-compare-<dataset>-<class>-<process>-<time>.txt`` (flamegraph.pl or
 https://www.speedscope.app input); the report keeps each process's functions most often on top of
-the stack (``self``) and anywhere on it (``total``), as ``bench.profiling.top_frames`` counts them.
+the stack (``self``) and anywhere on it (``total``), as ``bench.profiling.top_frames`` counts them, and
+two cuts of ``where``: by the top frame's package, and by the deepest frame of Sift's own code.
 """
 
 from __future__ import annotations
 
 import argparse
+import re
 import subprocess
 import sys
+from collections import Counter
+from functools import cache
 from typing import TYPE_CHECKING, Any
 
 import orjson
 
 from bench import wrk
-from bench.loadgen import Request
+from bench.loadgen import REPO_ROOT, Request
 from bench.profiling import py_spy, top_frames
 from bench.run import RESULTS_DIR
 
@@ -26,6 +30,8 @@ if TYPE_CHECKING:
     from bench.compare import Engine
 
 _JSON = (("Content-Type", "application/json"),)
+_PROJECT = ("shard/", "gateway/", "common/", "scheduler/", "sift/")
+_FRAME = re.compile(r"^(?P<function>.*) \((?P<file>.*?)(?::\d+)?\)$")
 
 
 def profile_class(
@@ -64,12 +70,71 @@ def profile_class(
         if recorder.returncode != 0 or not output.exists():
             found[process] = {"error": stderr.decode(errors="replace").strip()[-500:]}
         else:
-            found[process] = {"file": str(output), **top_frames(output.read_text())}
+            collapsed = output.read_text()
+            found[process] = {"file": str(output), **top_frames(collapsed), **where(collapsed)}
     return found
 
 
+def where(collapsed: str, top: int = 12) -> dict[str, Any]:
+    """Two cuts of py-spy's collapsed stacks, in % of samples.
+
+    ``areas``: the top frame's package (``grpc``, ``asyncio``, ``shard/query``...): where the CPU is.
+    ``ours``: the deepest frame of Sift's own code on the stack (libraries it called counted to it),
+    or ``(no Sift frame)``: which of our functions the time is spent for.
+    """
+    areas: Counter[str] = Counter()
+    ours: Counter[str] = Counter()
+    samples = 0
+    for line in collapsed.splitlines():
+        stack, _, count_text = line.rpartition(" ")
+        if not stack:
+            continue
+        count = int(count_text)
+        frames = [_parse(frame) for frame in stack.split(";")]
+        samples += count
+        areas[_area(frames[-1][1])] += count
+        own = [f"{function} ({file})" for function, file in frames if _is_ours(file)]
+        ours[own[-1] if own else "(no Sift frame)"] += count
+    if not samples:
+        return {}
+    return {
+        "areas_pct": [(area, round(100 * n / samples, 1)) for area, n in areas.most_common(top)],
+        "ours_pct": [(frame, round(100 * n / samples, 1)) for frame, n in ours.most_common(top)],
+    }
+
+
+def _parse(frame: str) -> tuple[str, str]:
+    """(function, file), the file as a path from the repository root when it is one of ours: py-spy
+    shortens some of our paths to the bare file name (``positional.py``)."""
+    matched = _FRAME.match(frame)
+    if not matched:
+        return frame, ""
+    file = matched["file"]
+    return matched["function"], _our_files().get(file, file)
+
+
+@cache
+def _our_files() -> dict[str, str]:
+    """Sift's file names that are unique in the repository, to their path from its root."""
+    paths = [path for top in _PROJECT for path in (REPO_ROOT / top).rglob("*.py")]
+    names = Counter(path.name for path in paths)
+    return {path.name: str(path.relative_to(REPO_ROOT)) for path in paths if names[path.name] == 1}
+
+
+def _is_ours(file: str) -> bool:
+    return file.startswith(_PROJECT)
+
+
+def _area(file: str) -> str:
+    """``shard/query`` for Sift's files, the package or module for others (py-spy shortens paths to
+    what follows their ``sys.path`` entry: ``grpc/aio/_call.py``, ``asyncio/events.py``)."""
+    if _is_ours(file):
+        return "/".join(file.split("/")[:2])
+    return file.rsplit("site-packages/", 1)[-1].split("/", 1)[0].removesuffix(".py") or "?"
+
+
 def render_profiles(dataset: str, profiles: dict[str, Any], top: int = 8) -> list[str]:
-    """Per profiled class and process: samples, the file, and the top functions by self share."""
+    """Per profiled class and process: samples, the file, and the three cuts (packages, self, ours)."""
     lines: list[str] = []
     for name, found in profiles.items():
         if "error" in found:
@@ -87,5 +152,10 @@ def render_profiles(dataset: str, profiles: dict[str, Any], top: int = 8) -> lis
                 lines.append(f"  {process}: py-spy failed: {figures.get('error', 'no samples')}")
                 continue
             lines.append(f"  {process}: {figures['samples']} samples, {figures['file']}")
+            areas = ", ".join(f"{area} {share:.0f}%" for area, share in figures["areas_pct"][:top])
+            lines.append(f"    top of stack by package: {areas}")
+            lines.append("    self    function (top of stack)")
             lines += [f"    {share:>5.1f}%  {frame}" for frame, share in figures["self_pct"][:top]]
+            lines.append("    spent for (deepest Sift frame)")
+            lines += [f"    {share:>5.1f}%  {frame}" for frame, share in figures["ours_pct"][:top]]
     return lines

@@ -25,7 +25,7 @@ def render(report: dict[str, Any]) -> str:
         f"shards={options['shards']} runs={options['runs']} duration={options['duration']}s "
         f"warmup={options['warmup']}s queries={options['queries']} seed={options['seed']} | "
         f"python {env['python']}, {env['cpus']} CPUs, commit {env['commit']}, "
-        f"load avg {env['loadavg_before']:.2f} before, {env['loadavg_after']:.2f} after",
+        f"load avg {env['loadavg_before']:.2f} before, {env.get('loadavg_after', 0):.2f} after",
         f"reference: {options['reference'] or 'none (Sift alone)'}",
         "",
         f"QPS at {low} and {high} clients, p50/p99 ms at {low}: medians of runs (S: Sift, R: reference);",
