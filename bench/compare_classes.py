@@ -3,9 +3,11 @@
 Every class is many distinct requests (``--queries``, default 200; fewer where the data has fewer
 distinct values, as countries), drawn from a seeded sample of the documents that were loaded, so that
 neither engine can answer one repeated query from a cache, and a dataset and seed give the same
-requests on every run and commit. Every body has ``limit`` 20.
+requests on every run and commit. Every body has ``limit`` 20 but ``placeholder``'s.
 
-- ``placeholder``: ``q`` empty, with a distinct ``offset`` each (0 to N-1), the only thing that varies;
+- ``placeholder``: ``q`` empty, each request a distinct page: ``offset`` 0 to 9 and ``limit`` 11 to 30
+  (20 on average; at most 200 requests). Deep offsets would measure pagination instead: each shard
+  returns ``offset + limit`` hits to the gateway;
 - ``word`` / ``two-words``: one word, two consecutive words of a title (``name``) or, for movies and
   the synthetic corpus half of the time, the body (``overview`` / ``body``);
 - ``prefix3``: the first 3 letters of a title word of 4+ letters, as typed;
@@ -84,9 +86,8 @@ def build(
             continue
         rng = random.Random(f"{seed}:{dataset}:{name}")
         if name == "placeholder":
-            offsets = list(range(count))
-            rng.shuffle(offsets)
-            sets[name] = [{"q": "", "offset": offset, "limit": LIMIT} for offset in offsets]
+            pages = [(offset, limit) for offset in range(10) for limit in range(11, 31)]
+            sets[name] = [{"q": "", "offset": o, "limit": n} for o, n in rng.sample(pages, min(count, 200))]
             continue
         found: dict[bytes, dict[str, Any]] = {}
         for _ in range(100 * count):

@@ -15,7 +15,9 @@ def test_query_sets_are_seeded_and_distinct() -> None:
     assert list(first) == list(compare_classes.CLASSES["movies"])
     for name, bodies in first.items():
         assert len({orjson.dumps(body) for body in bodies}) == len(bodies) == 50, name
-        assert all(body["limit"] == compare_classes.LIMIT for body in bodies)
+        if name != "placeholder":
+            assert all(body["limit"] == compare_classes.LIMIT for body in bodies)
+    assert all(body["offset"] + body["limit"] <= 39 for body in first["placeholder"])
     assert all(len(body["q"]) == 3 for body in first["prefix3"])
     assert all(body["attributesToHighlight"] == ["*"] for body in first["title3-highlight"])
     assert compare_classes.build("movies", None, 8, 50)["word"] != first["word"]
