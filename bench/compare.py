@@ -40,9 +40,11 @@ from bench import compare_classes, ingest, synthetic, wrk
 from bench.compare_profile import profile_class
 from bench.compare_report import render
 from bench.datasets import DATASETS, wait_for_task
+from bench.differential import _subset
 from bench.loadgen import Request
 from bench.procstat import ProcessSampler, cluster_processes
 from bench.reference import ARCHIVE, reference_server
+from bench.run import _int_list
 from tests.support.cluster import RunningCluster
 
 DATASET_NAMES = ("movies", "cities", "synthetic")
@@ -50,6 +52,7 @@ DEFAULT_DOCS = 1_000_000
 SYNTHETIC_CHUNK_DOCS = 20_000
 _JSON = (("Content-Type", "application/json"),)
 _TASK_TIMEOUT = 3600.0
+_START_TIMEOUT = 600.0
 _WHOLE = 1 << 30  # chunk size of ``ingest.payloads`` whose chunked bodies are then the single one
 
 
@@ -80,7 +83,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--seed", type=int, default=synthetic.DEFAULT_SEED, help="corpus and query seed")
     parser.add_argument("--queries", type=int, default=200, help="distinct requests per class")
     parser.add_argument("--shards", type=int, default=2)
-    parser.add_argument("--concurrency", type=_ints, default=[1, 16], help="comma-separated (1,16)")
+    parser.add_argument("--concurrency", type=_int_list, default=[1, 16], help="comma-separated (1,16)")
     parser.add_argument("--duration", type=int, default=5, help="measured seconds per measurement")
     parser.add_argument("--runs", type=int, default=3, help="runs; 0 measures nothing (load, probe, profile)")
     parser.add_argument("--warmup", type=int, default=2, help="unmeasured seconds before each measurement")
@@ -97,23 +100,6 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     return args
 
 
-def _subset(choices: tuple[str, ...]) -> Callable[[str], list[str]]:
-    def parse(text: str) -> list[str]:
-        values = [part.strip() for part in text.split(",") if part.strip()]
-        if not values or any(value not in choices for value in values):
-            raise argparse.ArgumentTypeError(f"expected a comma-separated subset of {','.join(choices)}")
-        return values
-
-    return parse
-
-
-def _ints(text: str) -> list[int]:
-    values = [int(part) for part in text.split(",") if part.strip()]
-    if not values or min(values) < 1:
-        raise argparse.ArgumentTypeError("expected positive integers such as 1,16")
-    return values
-
-
 @contextmanager
 def engines(args: argparse.Namespace, dataset: str) -> Iterator[list[Engine]]:
     """Sift (and the reference with ``--reference``) started on the dataset's data directories."""
@@ -122,13 +108,18 @@ def engines(args: argparse.Namespace, dataset: str) -> Iterator[list[Engine]]:
         if kept is not None:
             kept.mkdir(parents=True, exist_ok=True)
         sift_dir = None if kept is None else kept / f"sift-{dataset}"
-        cluster = stack.enter_context(RunningCluster(shards=args.shards, data_dir=sift_dir))
+        cluster = RunningCluster(shards=args.shards, data_dir=sift_dir)
+        stack.push(cluster.__exit__)
+        # A loaded machine (other benchmarks, test suites) can take minutes to start four processes.
+        cluster.start(timeout=_START_TIMEOUT)
         launcher = cluster.process
         assert launcher is not None
         found = [Engine("sift", cluster.url, cluster.data_dir, lambda: cluster_processes(launcher.pid))]
         if args.reference is not None:
             reference_dir = None if kept is None else kept / f"reference-{dataset}"
-            server = stack.enter_context(reference_server(args.reference, reference_dir, timeout=300))
+            server = stack.enter_context(
+                reference_server(args.reference, reference_dir, timeout=_START_TIMEOUT)
+            )
             found.append(Engine("reference", server.url, server.data_dir, lambda: {"reference": server.pid}))
         yield found
 
@@ -162,33 +153,9 @@ def load(engine: Engine, dataset: str, documents: int, make: Callable[[], ingest
         _task(client, client.post("/indexes", json={"uid": dataset, "primaryKey": body.primary_key}))
         if settings := compare_classes.SETTINGS[dataset]:
             _task(client, client.patch(f"/indexes/{dataset}/settings", json=settings))
-        pids = engine.pids()
-        sampler = ProcessSampler(pids)
-        sampler.start()
-        try:
-            sampler.begin_window()
-            started = time.monotonic()
-            first_202_ns = 0
-            uids = []
-            for chunk in body.bodies:
-                response = client.post(
-                    f"/indexes/{dataset}/documents",
-                    content=chunk,
-                    headers={"Content-Type": body.content_type},
-                )
-                if response.status_code != 202:
-                    raise RuntimeError(
-                        f"{engine.name} answered {response.status_code}: {response.text[:500]}"
-                    )
-                first_202_ns = first_202_ns or time.time_ns()
-                uids.append(int(response.json()["taskUid"]))
-            deadline = time.monotonic() + _TASK_TIMEOUT
-            tasks = [wait_for_task(client, uid, deadline) for uid in uids]
-            sampler.end_window()
-            window = time.monotonic() - started
-        finally:
-            figures = sampler.stop()
-    index_s = (max(ingest.parse_ns(task["finishedAt"]) for task in tasks) - first_202_ns) / 1e9
+        sampler = ProcessSampler(engine.pids())
+        sent = ingest.send_sampled(client, body, sampler)
+    index_s = (max(ingest.parse_ns(task["finishedAt"]) for task in sent.tasks) - sent.first_202_ns) / 1e9
     return {
         "reused": False,
         "requests": len(body.bodies),
@@ -197,8 +164,8 @@ def load(engine: Engine, dataset: str, documents: int, make: Callable[[], ingest
         "docs_per_s": round(body.documents / index_s, 1),
         "peak_rss_mib": sampler.peak_total_mib(),
         "cpu_s": {
-            name: None if f.cpu_pct is None else round(f.cpu_pct * window / 100, 1)
-            for name, f in figures.items()
+            name: None if f.cpu_pct is None else round(f.cpu_pct * sent.window_s / 100, 1)
+            for name, f in sent.figures.items()
         },
     }
 

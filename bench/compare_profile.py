@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import re
-import subprocess
 import sys
 from collections import Counter
 from functools import cache
@@ -23,7 +22,7 @@ import orjson
 
 from bench import wrk
 from bench.loadgen import REPO_ROOT, Request
-from bench.profiling import py_spy, top_frames
+from bench.profiling import collect, py_spy, record, stacks, top_frames
 from bench.run import RESULTS_DIR
 
 if TYPE_CHECKING:
@@ -52,27 +51,13 @@ def profile_class(
     requests = tuple(
         Request("POST", f"/indexes/{dataset}/search", orjson.dumps(body), _JSON) for body in bodies
     )
-    recorders = {}
     RESULTS_DIR.mkdir(parents=True, exist_ok=True)
-    for process, pid in pids.items():
-        output = RESULTS_DIR / f"profile-compare-{dataset}-{name}-{process}-{stamp}.txt"
-        command = [spy, "record", "--pid", str(pid), "--duration", str(args.duration), "--rate", "200"]
-        command += ["--format", "raw", "--nonblocking", "--output", str(output)]
-        recorders[process] = (
-            output,
-            subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE),
-        )
+    label = f"profile-compare-{dataset}-{name}"
+    recorders = record(spy, pids, args.duration, lambda proc: RESULTS_DIR / f"{label}-{proc}-{stamp}.txt")
     # The load covers py-spy's window: it starts before py-spy has attached and ends a second after.
     load = wrk.run(engine.url, requests, concurrency, args.duration + 1)
     found: dict[str, Any] = {"load": {key: load[key] for key in ("concurrency", "rps", "p50_ms")}}
-    for process, (output, recorder) in recorders.items():
-        _, stderr = recorder.communicate(timeout=60)
-        if recorder.returncode != 0 or not output.exists():
-            found[process] = {"error": stderr.decode(errors="replace").strip()[-500:]}
-        else:
-            collapsed = output.read_text()
-            found[process] = {"file": str(output), **top_frames(collapsed), **where(collapsed)}
-    return found
+    return found | collect(recorders, lambda collapsed: top_frames(collapsed) | where(collapsed))
 
 
 def where(collapsed: str, top: int = 12) -> dict[str, Any]:
@@ -85,12 +70,8 @@ def where(collapsed: str, top: int = 12) -> dict[str, Any]:
     areas: Counter[str] = Counter()
     ours: Counter[str] = Counter()
     samples = 0
-    for line in collapsed.splitlines():
-        stack, _, count_text = line.rpartition(" ")
-        if not stack:
-            continue
-        count = int(count_text)
-        frames = [_parse(frame) for frame in stack.split(";")]
+    for raw, count in stacks(collapsed):
+        frames = [_parse(frame) for frame in raw]
         samples += count
         areas[_area(frames[-1][1])] += count
         own = [f"{function} ({file})" for function, file in frames if _is_ours(file)]
