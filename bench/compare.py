@@ -312,10 +312,10 @@ def run(args: argparse.Namespace, environment: dict[str, Any]) -> dict[str, Any]
             continue
         report["datasets"].append(result)
         report["environment"] = {**environment, "loadavg_after": round(os.getloadavg()[0], 2)}
-        print(render(report), file=sys.stderr, flush=True)
         if args.json is not None:
             args.json.parent.mkdir(parents=True, exist_ok=True)
             args.json.write_bytes(orjson.dumps(report, option=orjson.OPT_INDENT_2))
+        print(render(report), file=sys.stderr, flush=True)
     return report
 
 

@@ -129,8 +129,8 @@ def render_profiles(dataset: str, profiles: dict[str, Any], top: int = 8) -> lis
         for process, figures in found.items():
             if process == "load":
                 continue
-            if "error" in figures or not figures:
-                lines.append(f"  {process}: py-spy failed: {figures.get('error', 'no samples')}")
+            if "samples" not in figures:  # py-spy failed, or the process was idle throughout
+                lines.append(f"  {process}: {figures.get('error', 'no samples')}")
                 continue
             lines.append(f"  {process}: {figures['samples']} samples, {figures['file']}")
             areas = ", ".join(f"{area} {share:.0f}%" for area, share in figures["areas_pct"][:top])
