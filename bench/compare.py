@@ -17,6 +17,15 @@ ingestion or queries.
 an index already holding the dataset (ingestion is then not measured): the million-document corpus
 takes a quarter of an hour to load into both. ``--profile CLASS`` samples every Sift process with
 py-spy while that class runs at the highest concurrency, after the measurements.
+
+Baseline at 582a85d (bench commit 0960a84; ``--datasets movies,cities --runs 3 --duration 3 --warmup 1``,
+load average 23 to 31 from other work on the 2 cores, so absolute figures are starved; ratios are
+Sift / reference): QPS at 16 clients movies placeholder 0.48, word 0.24, two-words 0.21, prefix3 0.43,
+typo 0.48, title3-highlight 1.79; cities word 0.28, name 0.43, prefix3 0.26, filter 0.29, geo-sort 2.22,
+prefix3-facets 0.19. p50 at 1 client movies 1.69, 2.32, 1.29, 1.37, 4.86, 0.85; cities 2.25, 1.72, 1.24,
+2.16, 1.39, 1.74. Ingestion docs/s movies 0.80, cities 0.11 (349 s against 38 s); data directory movies
+0.29, cities 0.67; peak RSS movies 0.46, cities 0.98. The 1M corpus was not measured (its load did not
+finish within the session at that machine load).
 """
 
 from __future__ import annotations
