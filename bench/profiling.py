@@ -8,6 +8,7 @@ import shutil
 import subprocess
 import sys
 from collections import Counter
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -26,37 +27,54 @@ def py_spy() -> str | None:
 
 
 def profile(launcher_pid: int, spec: LoadSpec, label: str, stamp: str) -> dict[str, Any]:
-    """Sample ``shard-0`` and the gateway with py-spy while ``spec`` runs; collapsed stacks and top frames.
-
-    ``--nonblocking`` reads the processes without pausing them, so the profiled run keeps its pace
-    (at the price of an occasional torn stack).
-    """
+    """Sample ``shard-0`` and the gateway with py-spy while ``spec`` runs; collapsed stacks and top frames."""
     spy = py_spy()
     if spy is None:
         return {"error": "py-spy not found beside the interpreter or on PATH (.venv/bin/pip install py-spy)"}
     pids = cluster_processes(launcher_pid)
     seconds = max(1, math.floor(spec.duration))
-    recorders = {}
-    for name in _PROFILED:
-        output = RESULTS_DIR / f"profile-{label}-{name}-{stamp}.txt"
-        command = [spy, "record", "--pid", str(pids[name]), "--duration", str(seconds), "--rate", "200"]
-        command += ["--format", "raw", "--nonblocking", "--output", str(output)]
-        recorders[name] = (
-            output,
-            subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE),
-        )
+    recorders = record(
+        spy,
+        {name: pids[name] for name in _PROFILED},
+        seconds,
+        lambda name: RESULTS_DIR / f"profile-{label}-{name}-{stamp}.txt",
+    )
     # The load covers py-spy's window: it starts before py-spy has attached and ends a second after.
     result = measure(
         LoadSpec(spec.host, spec.port, spec.concurrency, 0.0, seconds + 1.0, spec.requests), pids
     )
     profiles: dict[str, Any] = {"load": {key: result[key] for key in ("concurrency", "rps", "p50_ms")}}
+    return profiles | collect(recorders, top_frames)
+
+
+Recorders = dict[str, tuple[Path, "subprocess.Popen[bytes]"]]
+
+
+def record(spy: str, pids: dict[str, int], seconds: int, output: Callable[[str], Path]) -> Recorders:
+    """py-spy started on each named process for ``seconds``, writing collapsed stacks to ``output(name)``.
+
+    ``--nonblocking`` reads the processes without pausing them, so the profiled run keeps its pace
+    (at the price of an occasional torn stack).
+    """
+    recorders: Recorders = {}
+    for name, pid in pids.items():
+        command = [spy, "record", "--pid", str(pid), "--duration", str(seconds), "--rate", "200"]
+        command += ["--format", "raw", "--nonblocking", "--output", str(output(name))]
+        process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        recorders[name] = (output(name), process)
+    return recorders
+
+
+def collect(recorders: Recorders, analyse: Callable[[str], dict[str, Any]]) -> dict[str, Any]:
+    """Each recorder's file and ``analyse`` of its stacks once it has finished, or its error."""
+    found: dict[str, Any] = {}
     for name, (output, recorder) in recorders.items():
         _, stderr = recorder.communicate(timeout=60)
         if recorder.returncode != 0 or not output.exists():
-            profiles[name] = {"error": stderr.decode(errors="replace").strip()[-500:]}
+            found[name] = {"error": stderr.decode(errors="replace").strip()[-500:]}
         else:
-            profiles[name] = {"file": str(output), **top_frames(output.read_text())}
-    return profiles
+            found[name] = {"file": str(output), **analyse(output.read_text())}
+    return found
 
 
 def top_frames(collapsed: str, top: int = _TOP_FRAMES) -> dict[str, Any]:
@@ -68,12 +86,8 @@ def top_frames(collapsed: str, top: int = _TOP_FRAMES) -> dict[str, Any]:
     own: Counter[str] = Counter()
     total: Counter[str] = Counter()
     samples = 0
-    for line in collapsed.splitlines():
-        stack, _, count_text = line.rpartition(" ")
-        if not stack:
-            continue
-        count = int(count_text)
-        frames = [_function(frame) for frame in stack.split(";")]
+    for raw, count in stacks(collapsed):
+        frames = [_function(frame) for frame in raw]
         samples += count
         own[frames[-1]] += count
         for frame in set(frames):
@@ -83,6 +97,14 @@ def top_frames(collapsed: str, top: int = _TOP_FRAMES) -> dict[str, Any]:
         return [(frame, round(100 * n / samples, 1)) for frame, n in counter.most_common(top)]
 
     return {"samples": samples, "self_pct": shares(own), "total_pct": shares(total)} if samples else {}
+
+
+def stacks(collapsed: str) -> Iterator[tuple[list[str], int]]:
+    """Each line of py-spy's raw output as (frames from the root, samples)."""
+    for line in collapsed.splitlines():
+        stack, _, count_text = line.rpartition(" ")
+        if stack:
+            yield stack.split(";"), int(count_text)
 
 
 def _function(frame: str) -> str:

@@ -14,6 +14,7 @@ import tempfile
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
@@ -23,6 +24,15 @@ from tests.support.cluster import free_port
 
 ARCHIVE = REPO_ROOT.parent / "shared" / "reference" / "meilisearch-1.50.0-linux-x86_64.xz"
 _START_TIMEOUT = 60.0
+
+
+@dataclass(frozen=True)
+class Reference:
+    """A started reference server: where it answers, its process (to sample) and its data directory."""
+
+    url: str
+    pid: int
+    data_dir: Path
 
 
 @contextmanager
@@ -35,16 +45,29 @@ def running_reference(
     """The URL of a reference server running on ``data_dir`` (temporary when None), started with
     ``options`` besides its paths; ``timeout`` bounds the wait for ``/health`` (an import at launch
     comes first)."""
+    with reference_server(archive, data_dir, options, timeout) as server:
+        yield server.url
+
+
+@contextmanager
+def reference_server(
+    archive: Path = ARCHIVE,
+    data_dir: Path | None = None,
+    options: Sequence[str] = (),
+    timeout: float = _START_TIMEOUT,
+) -> Iterator[Reference]:
+    """``running_reference``, with the server's pid and data directory as well."""
     with tempfile.TemporaryDirectory(prefix="sift-reference-") as scratch:
         binary = Path(scratch) / "meilisearch"
         with lzma.open(archive) as packed, open(binary, "wb") as unpacked:
             shutil.copyfileobj(packed, unpacked)
         binary.chmod(0o755)
         url = f"http://127.0.0.1:{free_port()}"
+        db_path = data_dir or Path(scratch) / "data.ms"
         command = [
             str(binary),
             "--db-path",
-            str(data_dir or Path(scratch) / "data.ms"),
+            str(db_path),
             "--http-addr",
             url.removeprefix("http://"),
             "--no-analytics",
@@ -55,7 +78,7 @@ def running_reference(
             process = subprocess.Popen(command, cwd=scratch, stdout=log, stderr=subprocess.STDOUT)
         try:
             _wait_healthy(url, process, log_path, timeout)
-            yield url
+            yield Reference(url, process.pid, db_path)
         finally:
             process.terminate()
             try:

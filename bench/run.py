@@ -11,9 +11,10 @@ beside the reference (``bench/vector_search.py``), ``differential`` the first pa
 against the reference engine's (``bench/differential.py``), ``docsort`` sorted
 document reads on ``cities`` (``bench/docsort.py``), ``auth`` the cost of
 authentication (``bench/auth.py``), ``vectors`` the shard's vector store (``bench/vectors.py``) and
-``dumps`` dump and import time and size on cities (``bench/dumps.py``) and ``snapshots`` snapshot
-time and size (``bench/snapshots.py``) and ``known-item`` whether known titles are found from
-typed variants of them (``bench/known_item.py``); each has its own options.
+``dumps`` dump and import time and size on cities (``bench/dumps.py``), ``snapshots`` snapshot
+time and size (``bench/snapshots.py``), ``known-item`` whether known titles are found from
+typed variants of them (``bench/known_item.py``) and ``compare`` issue 23's query classes,
+ingestion, disk and memory beside the reference engine (``bench/compare.py``); each has its own options.
 
 Runs are interleaved (run 1 at every concurrency, then run 2, ...) so that slow drift of a noisy
 machine spreads over all levels instead of biasing one of them.
@@ -210,6 +211,10 @@ def own_cli(name: str) -> ModuleType | None:
         from bench import known_item
 
         return known_item
+    if name == "compare":
+        from bench import compare
+
+        return compare
     if name == "vector-search":
         from bench import vector_search
 
