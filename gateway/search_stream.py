@@ -72,7 +72,9 @@ class SearchStream:
         self._stream: _Stream | None = None
         self._call_ids = itertools.count()
 
-    async def search(self, request: shard_pb2.SearchRequest) -> shard_pb2.SearchReply:
+    def send(self, request: shard_pb2.SearchRequest) -> asyncio.Future[shard_pb2.SearchReply]:
+        """The search's reply to come. A plain future, not a task: a search costs one less task per
+        shard. Cancelling it forgets the search; its answer is dropped when it arrives."""
         stream = self._stream
         if stream is None or stream.reader.done():
             stream = self._stream = _Stream(self._stub)
@@ -80,10 +82,7 @@ class SearchStream:
         future: asyncio.Future[shard_pb2.SearchReply] = asyncio.get_running_loop().create_future()
         stream.pending[call_id] = future
         stream.outbox.put(shard_pb2.SearchCall(call_id=call_id, request=request))
-        try:
-            return await future
-        finally:
-            stream.pending.pop(call_id, None)
+        return future
 
     async def close(self) -> None:
         if self._stream is not None:
