@@ -24,6 +24,7 @@ SHARD_LAYERS = {
     "query": 5,
     "batches": 6,
     "store": 7,
+    "search_costs": 7,
     "server": 8,
 }
 """Rank of each ``shard/`` package or top-level module; equal ranks do not import each other."""
