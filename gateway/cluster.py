@@ -31,7 +31,7 @@ class Cluster:
 
     async def search(self, request: shard_pb2.SearchRequest) -> list[shard_pb2.SearchReply]:
         """Every shard at once: the fan-out cost is one round trip, not N."""
-        return list(await asyncio.gather(*(stream.search(request) for stream in self._searches)))
+        return list(await asyncio.gather(*(stream.send(request) for stream in self._searches)))
 
     async def ask_scheduler(self, method: str, request: dict[str, Any]) -> Any:
         """Call a JSON-envelope rpc of the scheduler; a contract error in the reply is raised."""

@@ -23,10 +23,12 @@ from common.logging import get_logger
 from common.process import wait_for_stop_signal
 from common.rpc import health_pb2, json_pb2, shard_pb2, shard_pb2_grpc
 from common.rpc.channels import aio_server
+from common.rpc.outbox import Outbox
 from common.timing import Steps, timed
 from shard.batches import BatchDropped
 from shard.index import BatchAborted
 from shard.query.search import HIT, Entry
+from shard.search_costs import SearchCosts, search_shape
 from shard.store import ShardStore
 
 log = get_logger(__name__)
@@ -40,6 +42,20 @@ exact+highlight 261-268 against 383-392); a search slower than the others now de
 behind it instead of sharing the core with them."""
 
 
+class _Search:
+    """One search call as the shard runs it: its parameters parsed once, on the event loop."""
+
+    __slots__ = ("call_id", "index_uid", "params", "received", "shape", "steps")
+
+    def __init__(self, call: shard_pb2.SearchCall) -> None:
+        self.received = time.perf_counter_ns()
+        self.call_id = call.call_id
+        self.index_uid = call.request.index_uid
+        self.params: dict[str, Any] = orjson.loads(call.request.query_json)
+        self.steps = timed(self.params.get("showPerformanceDetails"))
+        self.shape = search_shape(self.index_uid, self.params)
+
+
 class ShardService(shard_pb2_grpc.ShardServicer):
     """gRPC face of one shard; the index work lives in the concern packages of ``shard``."""
 
@@ -48,6 +64,7 @@ class ShardService(shard_pb2_grpc.ShardServicer):
         self.store = store
         self._abort_flags: dict[int, threading.Event] = {}
         self._searches = ThreadPoolExecutor(SEARCH_THREADS, thread_name_prefix="search")
+        self._costs = SearchCosts()
 
     async def Health(
         self, request: health_pb2.HealthRequest, context: grpc.aio.ServicerContext
@@ -55,58 +72,64 @@ class ShardService(shard_pb2_grpc.ShardServicer):
         return health_pb2.HealthReply(process=self.name, status="available", pid=os.getpid())
 
     async def Search(
-        self, calls: AsyncIterator[shard_pb2.SearchCall], context: grpc.aio.ServicerContext
-    ) -> AsyncIterator[shard_pb2.SearchAnswer]:
-        """Every search the gateway sends on this stream runs as its own task; answers go out as they
-        finish, whatever the order the calls came in."""
-        answers: asyncio.Queue[shard_pb2.SearchAnswer | None] = asyncio.Queue()
+        self, messages: AsyncIterator[shard_pb2.SearchCalls], context: grpc.aio.ServicerContext
+    ) -> AsyncIterator[shard_pb2.SearchAnswers]:
+        """Searches known to be cheap (``shard/search_costs.py``) or light (``ShardStore.light``) run
+        here as they arrive, on the event loop: handing them to the search thread and back would cost
+        more than they do. The others run on the search thread, each as its own task, so that ranking
+        does not stall the shard's other rpcs. Answers go out as they finish, whatever the order the
+        calls came in, those finished while the previous message was written together in one."""
+        answers: Outbox[shard_pb2.SearchAnswer] = Outbox()
         running: set[asyncio.Task[None]] = set()
 
-        async def answer(call: shard_pb2.SearchCall) -> None:
-            try:
-                reply = await self._search(call.request)
-            except Exception as error:  # one failed search must not end the others on the stream
-                log.exception("search failed", index=call.request.index_uid)
-                answers.put_nowait(shard_pb2.SearchAnswer(call_id=call.call_id, failure=repr(error)))
-            else:
-                answers.put_nowait(shard_pb2.SearchAnswer(call_id=call.call_id, reply=reply))
+        async def on_thread(search: _Search) -> None:
+            answers.put(
+                await asyncio.get_running_loop().run_in_executor(self._searches, self._answer, search)
+            )
 
         async def receive() -> None:
-            async for call in calls:
-                task = asyncio.create_task(answer(call))
-                running.add(task)
-                task.add_done_callback(running.discard)
+            async for message in messages:
+                for call in message.calls:
+                    try:
+                        search = _Search(call)
+                        here = self._costs.cheap(search.shape) or self.store.light(
+                            search.index_uid, search.params
+                        )
+                    except Exception as error:
+                        answers.put(_failure(call.call_id, call.request.index_uid, error))
+                        continue
+                    if here:
+                        answers.put(self._answer(search))
+                        await asyncio.sleep(0)  # the answer is written before the next search runs
+                    else:
+                        task = asyncio.create_task(on_thread(search))
+                        running.add(task)
+                        task.add_done_callback(running.discard)
             while running:
                 await asyncio.wait(set(running))
-            answers.put_nowait(None)
+            answers.close()
 
         receiver = asyncio.create_task(receive())
         try:
-            while (item := await answers.get()) is not None:
-                yield item
+            async for batch in answers.batches():
+                yield shard_pb2.SearchAnswers(answers=batch)
         finally:
             for task in (receiver, *running):
                 task.cancel()
 
-    async def _search(self, request: shard_pb2.SearchRequest) -> shard_pb2.SearchReply:
-        """Runs on the search thread: ranking is CPU work and must not stall the other rpcs of this
-        shard; a light search (``ShardStore.light``) runs at once, as handing it over to the thread
-        and back would cost more than it. The reply carries the time it took here (``work_ns``)."""
-        received = time.perf_counter_ns()
-        reply = await self._reply(request)
-        reply.work_ns = time.perf_counter_ns() - received
-        return reply
-
-    async def _reply(self, request: shard_pb2.SearchRequest) -> shard_pb2.SearchReply:
-        params = orjson.loads(request.query_json)
-        steps = timed(params.get("showPerformanceDetails"))
+    def _answer(self, search: _Search) -> shard_pb2.SearchAnswer:
+        """Runs the search; the reply carries the time it took here, waits included (``work_ns``)."""
         try:
-            if self.store.light(request.index_uid, params):
-                result = self.store.search(request.index_uid, params, steps)
-            else:
-                result = await asyncio.get_running_loop().run_in_executor(
-                    self._searches, self.store.search, request.index_uid, params, steps
-                )
+            reply = self._reply(search)
+        except Exception as error:
+            return _failure(search.call_id, search.index_uid, error)
+        reply.work_ns = time.perf_counter_ns() - search.received
+        return shard_pb2.SearchAnswer(call_id=search.call_id, reply=reply)
+
+    def _reply(self, search: _Search) -> shard_pb2.SearchReply:
+        steps = search.steps
+        try:
+            result = self._costs.run(search.shape, self.store.search, search.index_uid, search.params, steps)
         except ApiError as error:
             payload = {"code": error.code, "message": error.message}
             return shard_pb2.SearchReply(hits_json=b"[]", index_found=True, error_json=orjson.dumps(payload))
@@ -271,6 +294,12 @@ class ShardService(shard_pb2_grpc.ShardServicer):
         except ApiError as error:
             return json_pb2.JsonReply(error_json=orjson.dumps(error.to_dict()))
         return json_pb2.JsonReply(json=orjson.dumps(found))
+
+
+def _failure(call_id: int, index_uid: str, error: Exception) -> shard_pb2.SearchAnswer:
+    """A search that failed unexpectedly: its answer says so, and the others on the stream go on."""
+    log.exception("search failed", index=index_uid)
+    return shard_pb2.SearchAnswer(call_id=call_id, failure=repr(error))
 
 
 def _hits(entries: list[Entry]) -> tuple[bytes, list[bytes]]:

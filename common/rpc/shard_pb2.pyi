@@ -103,3 +103,15 @@ class AbortBatchRequest(_message.Message):
 class AbortBatchReply(_message.Message):
     __slots__ = ()
     def __init__(self) -> None: ...
+
+class SearchCalls(_message.Message):
+    __slots__ = ("calls",)
+    CALLS_FIELD_NUMBER: _ClassVar[int]
+    calls: _containers.RepeatedCompositeFieldContainer[SearchCall]
+    def __init__(self, calls: _Optional[_Iterable[_Union[SearchCall, _Mapping]]] = ...) -> None: ...
+
+class SearchAnswers(_message.Message):
+    __slots__ = ("answers",)
+    ANSWERS_FIELD_NUMBER: _ClassVar[int]
+    answers: _containers.RepeatedCompositeFieldContainer[SearchAnswer]
+    def __init__(self, answers: _Optional[_Iterable[_Union[SearchAnswer, _Mapping]]] = ...) -> None: ...

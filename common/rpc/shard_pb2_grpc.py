@@ -43,8 +43,8 @@ class ShardStub:
                 _registered_method=True)
         self.Search = channel.stream_stream(
                 '/sift.v1.Shard/Search',
-                request_serializer=common_dot_rpc_dot_shard__pb2.SearchCall.SerializeToString,
-                response_deserializer=common_dot_rpc_dot_shard__pb2.SearchAnswer.FromString,
+                request_serializer=common_dot_rpc_dot_shard__pb2.SearchCalls.SerializeToString,
+                response_deserializer=common_dot_rpc_dot_shard__pb2.SearchAnswers.FromString,
                 _registered_method=True)
         self.ApplyBatch = channel.unary_unary(
                 '/sift.v1.Shard/ApplyBatch',
@@ -107,7 +107,8 @@ class ShardServicer:
         highlighted) so that the gateway only merges. Searches are multiplexed over one long-lived
         stream per gateway: each request carries a call id, and its answer comes back with it as soon as
         it is ready, in any order. Setting up a unary call costs ~0.6 ms per shard per search; a message
-        on an open stream does not.
+        on an open stream does not. Calls (answers) waiting while the previous message was being written
+        travel together in the next one.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -199,8 +200,8 @@ def add_ShardServicer_to_server(servicer, server):
             ),
             'Search': grpc.stream_stream_rpc_method_handler(
                     servicer.Search,
-                    request_deserializer=common_dot_rpc_dot_shard__pb2.SearchCall.FromString,
-                    response_serializer=common_dot_rpc_dot_shard__pb2.SearchAnswer.SerializeToString,
+                    request_deserializer=common_dot_rpc_dot_shard__pb2.SearchCalls.FromString,
+                    response_serializer=common_dot_rpc_dot_shard__pb2.SearchAnswers.SerializeToString,
             ),
             'ApplyBatch': grpc.unary_unary_rpc_method_handler(
                     servicer.ApplyBatch,
@@ -300,8 +301,8 @@ class Shard:
             request_iterator,
             target,
             '/sift.v1.Shard/Search',
-            common_dot_rpc_dot_shard__pb2.SearchCall.SerializeToString,
-            common_dot_rpc_dot_shard__pb2.SearchAnswer.FromString,
+            common_dot_rpc_dot_shard__pb2.SearchCalls.SerializeToString,
+            common_dot_rpc_dot_shard__pb2.SearchAnswers.FromString,
             options,
             channel_credentials,
             insecure,

@@ -25,6 +25,7 @@ SHARD_LAYERS = {
     "batches": 6,
     "held": 7,
     "store": 8,
+    "search_costs": 8,
     "server": 9,
 }
 """Rank of each ``shard/`` package or top-level module; equal ranks do not import each other."""
