@@ -25,6 +25,7 @@ from gateway.search.distinct import DISTINCT_GROWTH, deduplicate
 from gateway.search.hybrid import (
     VectorQuery,
     fuse,
+    fuse_scores,
     keyword_params,
     keyword_suffices,
     semantic_kind,
@@ -203,7 +204,10 @@ def _ranked_list(found: _ShardPages, vector: VectorQuery | None, wanted: int) ->
         return _Ranked(semantic, found.semantic_pages, found.candidates, found.facets, vector.vector)
     if keyword_suffices(keyword, vector.ratio, wanted):
         return alone
-    fused = fuse(keyword, semantic, vector.ratio)
+    # Each leg cut at the hits asked for, as one shard would return them: a deeper hit would add its
+    # score on some shard counts and not others.
+    added = fuse_scores(keyword[:wanted], semantic[:wanted], vector.ratio) if vector.adds_scores else None
+    fused = fuse(keyword, semantic, vector.ratio) if added is None else added
     pages = found.pages + found.semantic_pages
     return _Ranked(fused, pages, found.union_candidates, found.union_facets, vector.vector)
 

@@ -279,6 +279,36 @@ def test_hybrid_keyword_leg_uses_bm25(cluster: RunningCluster) -> None:
     assert all("bm25" in hit["_rankingScoreDetails"] for hit in fused["hits"][:2])
 
 
+def test_hybrid_with_bm25_adds_the_legs_scores(cluster: RunningCluster) -> None:
+    """Under bm25 a hybrid hit scores ``(1 - ratio) * keyword + ratio * similarity``: the document
+    both legs find ranks above each leg's own best, which the contract's merge (step 5) would put
+    first, as it keeps only a document's better leg."""
+    docs = [
+        {"id": 1, "title": "quasar nebula quasar", "_vectors": {"e": [0.0, 1.0, 0.0]}},
+        {"id": 2, "title": "quasar light", "_vectors": {"e": [0.8, 0.6, 0.0]}},
+        {"id": 3, "title": "winter", "_vectors": {"e": [1.0, 0.0, 0.0]}},
+        {"id": 4, "title": "garden", "_vectors": {"e": [0.0, 0.0, 1.0]}},
+    ]
+    make_index(cluster, "fused", docs, {"embedders": RANDOM_SETTINGS["embedders"]})
+    query = {"q": "quasar nebula", "vector": [1.0, 0.0, 0.0], "showRankingScore": True, **BM25}
+
+    def scores(ratio: float) -> dict[int, float]:
+        body = search(cluster, "fused", hybrid={"embedder": "e", "semanticRatio": ratio}, **query)
+        return {hit["id"]: hit["_rankingScore"] for hit in body["hits"]}
+
+    keyword, semantic = scores(0.0), scores(1.0)
+    expected = {
+        doc: 0.5 * keyword.get(doc, 0.0) + 0.5 * semantic.get(doc, 0.0) for doc in {*keyword, *semantic}
+    }
+    fused = search(cluster, "fused", hybrid={"embedder": "e", "semanticRatio": 0.5}, **query)
+    assert ids(fused) == sorted(expected, key=lambda doc: (-expected[doc], doc))
+    assert ids(fused)[0] == 2, "the document both legs find comes first"
+    assert max(keyword, key=keyword.__getitem__) == 1 and max(semantic, key=semantic.__getitem__) == 3
+    for hit in fused["hits"]:
+        assert hit["_rankingScore"] == pytest.approx(expected[hit["id"]])
+    assert fused["semanticHitCount"] == sum(semantic.get(d, 0) > keyword.get(d, 0) for d in ids(fused))
+
+
 def _random_search(rng: random.Random) -> dict[str, Any]:
     words = WORDS + RARE
     body: dict[str, Any] = {
