@@ -49,7 +49,7 @@ from bench import compare_classes, ingest, synthetic, wrk
 from bench.compare_profile import profile_class
 from bench.compare_report import render
 from bench.datasets import DATASETS, wait_for_task
-from bench.differential import _subset
+from bench.differential import subset
 from bench.loadgen import Request
 from bench.procstat import ProcessSampler, cluster_processes
 from bench.reference import ARCHIVE, reference_server
@@ -84,9 +84,9 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         const=ARCHIVE,
         help=f"the reference's xz archive (bare flag: {ARCHIVE.name}); without the flag, Sift alone",
     )
-    parser.add_argument("--datasets", type=_subset(DATASET_NAMES), default=list(DATASET_NAMES))
+    parser.add_argument("--datasets", type=subset(DATASET_NAMES), default=list(DATASET_NAMES))
     parser.add_argument(
-        "--classes", type=_subset(compare_classes.ALL_CLASSES), help="a subset of the classes (default all)"
+        "--classes", type=subset(compare_classes.ALL_CLASSES), help="a subset of the classes (default all)"
     )
     parser.add_argument("--docs", type=int, default=DEFAULT_DOCS, help="synthetic documents")
     parser.add_argument("--seed", type=int, default=synthetic.DEFAULT_SEED, help="corpus and query seed")
@@ -98,7 +98,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--warmup", type=int, default=2, help="unmeasured seconds before each measurement")
     parser.add_argument("--data-dir", type=Path, help="keep both engines' data here; reuse loaded indexes")
     parser.add_argument(
-        "--profile", type=_subset(compare_classes.ALL_CLASSES), help="classes to py-spy after measuring"
+        "--profile", type=subset(compare_classes.ALL_CLASSES), help="classes to py-spy after measuring"
     )
     parser.add_argument("--json", type=Path, help="result file; default bench/results/compare-<time>.json")
     args = parser.parse_args(argv)
