@@ -31,9 +31,9 @@ from shard.query.parse import ParsedQuery
 from shard.query.query_embedding import expected_dimensions
 from shard.query.ranking.bucket_sort import RankedDoc, Ranker
 from shard.query.ranking.coverage import Kept
-from shard.query.ranking.rules import DEFAULT_RULES, RELEVANCY_RULES, Bucket, Rule
+from shard.query.ranking.rules import DEFAULT_RULES, Bucket, Rule
 from shard.query.ranking.score import Rank
-from shard.query.ranking.sort import sort_rules
+from shard.query.ranking.sort import in_place_of_relevancy, sort_rules
 from shard.vector import VectorStore, embedded, nearest
 
 if TYPE_CHECKING:
@@ -237,16 +237,8 @@ def semantic_rules(
         return [vector_rule]
     names = ctx.settings.get("rankingRules") or DEFAULT_RULES
     sorts = sort_rules(names, criteria, displayed_attributes(ctx.settings))
-    rules: list[Rule] = []
-    placed = False
-    for index, name in enumerate(names):
-        if name in RELEVANCY_RULES:
-            if not placed:
-                rules.append(vector_rule)
-                placed = True
-        elif index < len(sorts):
-            rules.extend(sorts[index])
-    if not placed:
+    rules = in_place_of_relevancy(names, sorts, vector_rule)
+    if vector_rule not in rules:
         rules.append(vector_rule)
     return rules
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import heapq
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -30,9 +30,9 @@ from shard.query.parse import MAX_TERMS, ParsedQuery
 from shard.query.ranking.bm25 import Bm25Scorer, Bm25Stats, local_stats, rank_words
 from shard.query.ranking.bucket_sort import Ranker, RankingOutcome
 from shard.query.ranking.coverage import Kept
-from shard.query.ranking.rules import DEFAULT_RULES, RELEVANCY_RULES, Bucket, Rule
+from shard.query.ranking.rules import DEFAULT_RULES, Bucket, Rule
 from shard.query.ranking.score import Rank
-from shard.query.ranking.sort import sort_rules
+from shard.query.ranking.sort import in_place_of_relevancy, sort_rules
 from shard.query.ranking.stem_tier import TieredRanker, count_terms
 
 BM25 = "bm25"
@@ -126,20 +126,6 @@ class Bm25Rule:
         return Rank(self.name, ((0, SCALE),))
 
 
-def bm25_rules(names: Sequence[str], sorts: Sequence[Sequence[Rule]], rule: Bm25Rule) -> list[Rule]:
-    """The rule at the first relevancy rule's place, the sort rules at theirs."""
-    rules: list[Rule] = []
-    placed = False
-    for index, name in enumerate(names):
-        if name in RELEVANCY_RULES:
-            if not placed:
-                rules.append(rule)
-                placed = True
-        elif index < len(sorts):
-            rules.extend(sorts[index])
-    return rules
-
-
 class Bm25Ranker(Ranker):
     """A ``Ranker`` whose candidates are the documents matching any term, ranked by ``Bm25Rule``."""
 
@@ -156,7 +142,7 @@ class Bm25Ranker(Ranker):
         ranks = ctx.max_weight + 1
         stats = None if term_counts is None else Bm25Stats.decode(term_counts, len(query.terms), ranks)
         sorts = sort_rules(names, options.get("sort", ()), displayed_attributes(ctx.settings))
-        rules = bm25_rules(names, sorts, Bm25Rule(stats))
+        rules = in_place_of_relevancy(names, sorts, Bm25Rule(stats))
         super().__init__(ctx, query, derivations, term_counts=None, rules=rules, **options)
 
     def _kept_sets(self) -> list[Kept]:

@@ -24,7 +24,7 @@ from shard.geo.points import GeoPoints, geo_points
 from shard.index.read_cache import CacheRef
 from shard.query.context import SearchContext
 from shard.query.ranking.coverage import Kept
-from shard.query.ranking.rules import DEFAULT_RULES, Bucket, Rule
+from shard.query.ranking.rules import DEFAULT_RULES, RELEVANCY_RULES, Bucket, Rule
 from shard.query.ranking.score import Rank
 
 if TYPE_CHECKING:
@@ -199,3 +199,19 @@ def query_sort(
 def first_geo_point(criteria: Sequence[SortCriterion]) -> tuple[float, float] | None:
     """The point ``_geoDistance`` is measured from."""
     return next((entry.point for entry in criteria if isinstance(entry, GeoSort)), None)
+
+
+def in_place_of_relevancy(names: Sequence[str], sorts: Sequence[Sequence[Rule]], rule: Rule) -> list[Rule]:
+    """The ranking rules ``names`` with ``rule`` at the first relevancy rule's place (none: absent)
+    and each sort rule (``sort_rules``' ``sorts``) at its own: how ``vectorSort`` and ``bm25`` stand
+    in for the words, typo, proximity, attribute and exactness rules."""
+    rules: list[Rule] = []
+    placed = False
+    for index, name in enumerate(names):
+        if name in RELEVANCY_RULES:
+            if not placed:
+                rules.append(rule)
+                placed = True
+        elif index < len(sorts):
+            rules.extend(sorts[index])
+    return rules
