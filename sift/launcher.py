@@ -208,6 +208,7 @@ class Launcher:
                 try:
                     process.wait(timeout=max(0.0, deadline - time.monotonic()))
                 except subprocess.TimeoutExpired:
+                    log.warning("child did not stop in time, killed", pid=process.pid, waited_s=STOP_TIMEOUT)
                     process.kill()
                     process.wait()
 

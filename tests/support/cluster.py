@@ -156,7 +156,9 @@ class RunningCluster:
         os.kill(pid, signal.SIGKILL)
         return pid
 
-    def stop(self, timeout: float = 30.0) -> int:
+    def stop(self, timeout: float = 60.0) -> int:
+        """``timeout`` leaves room for the launcher's own bound (``STOP_TIMEOUT`` for the gateway,
+        then again for the backends, each killed past it) on a loaded machine."""
         if self.process is None:
             return 0
         if self.process.poll() is None:
@@ -166,7 +168,7 @@ class RunningCluster:
         except subprocess.TimeoutExpired:
             self.process.kill()
             self.process.wait()
-            raise
+            raise TimeoutError(f"sift serve did not stop in {timeout:.0f} s:\n" + "\n".join(self.output[-30:]))
 
     def __enter__(self) -> RunningCluster:
         return self.start()
