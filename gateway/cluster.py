@@ -14,7 +14,10 @@ from common.partition import shard_of
 from common.rpc import health_pb2, json_pb2, scheduler_pb2, scheduler_pb2_grpc, shard_pb2, shard_pb2_grpc
 from common.rpc.channels import aio_channel
 from gateway.replication import task_headers
-from gateway.search_stream import SearchStream
+from gateway.search_stream import SearchStream, SearchStreamBroken
+
+RESEND_WAIT = 30.0
+"""Seconds a search caught by a shard's death waits for it to be back (a unary call's timeout)."""
 
 
 class Cluster:
@@ -30,8 +33,14 @@ class Cluster:
         self._searches = [SearchStream(shard) for shard in self.shards]
 
     async def search(self, request: shard_pb2.SearchRequest) -> list[shard_pb2.SearchReply]:
-        """Every shard at once: the fan-out cost is one round trip, not N."""
-        return list(await asyncio.gather(*(stream.send(request) for stream in self._searches)))
+        """Every shard at once: the fan-out cost is one round trip, not N. A search is read-only,
+        so one whose stream broke (its shard died) is sent again on a new stream, which waits
+        for the restarted shard, instead of failing."""
+        try:
+            return list(await asyncio.gather(*(stream.send(request) for stream in self._searches)))
+        except SearchStreamBroken:
+            async with asyncio.timeout(RESEND_WAIT):
+                return list(await asyncio.gather(*(stream.send(request) for stream in self._searches)))
 
     async def ask_scheduler(self, method: str, request: dict[str, Any]) -> Any:
         """Call a JSON-envelope rpc of the scheduler; a contract error in the reply is raised."""

@@ -7,8 +7,9 @@ Each search is tagged with a call id and the shard answers in any order (``shard
 that wait while the previous message is written go together in the next one (``common/rpc/outbox.py``),
 and so do the shard's answers.
 
-A stream that breaks (the shard restarted, or stopped) fails the searches in flight on it with the
-gRPC error, as their unary calls would have failed; the next search opens a new stream.
+A stream that breaks (the shard restarted, or stopped) fails the searches in flight on it with
+``SearchStreamBroken``; the next search opens a new stream, which waits for the shard to be ready
+(as the gateway's unary calls do) rather than failing at once while it restarts.
 """
 
 from __future__ import annotations
@@ -27,13 +28,17 @@ class ShardSearchError(RuntimeError):
     """A search failed inside the shard with an unexpected error (not a contract error)."""
 
 
+class SearchStreamBroken(RuntimeError):
+    """The stream ended before the shard answered: the search itself may never have run."""
+
+
 class _Stream:
     """One open stream: its outgoing calls and the answers still awaited on it."""
 
     def __init__(self, stub: shard_pb2_grpc.ShardStub) -> None:
         self.outbox: Outbox[shard_pb2.SearchCall] = Outbox()
         self.pending: dict[int, asyncio.Future[shard_pb2.SearchReply]] = {}
-        self.call = stub.Search(self._calls())
+        self.call = stub.Search(self._calls(), wait_for_ready=True)
         self.reader = asyncio.create_task(self._read(self.call))
 
     async def _calls(self) -> AsyncIterator[shard_pb2.SearchCalls]:
@@ -41,7 +46,7 @@ class _Stream:
             yield shard_pb2.SearchCalls(calls=calls)
 
     async def _read(self, messages: AsyncIterator[shard_pb2.SearchAnswers]) -> None:
-        failure: BaseException = ShardSearchError("the shard closed the search stream")
+        failure: BaseException = SearchStreamBroken("the shard closed the search stream")
         try:
             async for message in messages:
                 for answer in message.answers:
@@ -53,9 +58,9 @@ class _Stream:
                     else:
                         future.set_result(answer.reply)
         except grpc.aio.AioRpcError as error:
-            failure = error
+            failure = SearchStreamBroken(f"the search stream broke: {error.code().name} {error.details()}")
         except asyncio.CancelledError:
-            failure = ShardSearchError("the search stream was closed")
+            failure = SearchStreamBroken("the search stream was closed")
             raise
         finally:
             for future in self.pending.values():

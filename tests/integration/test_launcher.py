@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import signal
 import socket
+import threading
 import time
 
 import httpx
@@ -120,3 +121,33 @@ def test_a_killed_sifts_data_directory_can_be_started_again_at_once() -> None:
             assert client_for(second).get_index("kept").uid == "kept"
     finally:
         first.stop()
+
+
+def test_searches_running_while_a_shard_is_killed_wait_for_its_restart() -> None:
+    """A search is read-only, so one caught by a shard's death is sent again once the shard is back,
+    rather than answered with a 500 (the stream to the dead shard fails every search on it)."""
+    with RunningCluster(shards=2) as running:
+        client = client_for(running)
+        added = client.index("books").add_documents([{"id": k, "t": f"word{k}"} for k in range(50)])
+        wait_task(running, added.task_uid)
+        statuses: list[int] = []
+        stop = threading.Event()
+
+        def search_in_a_loop() -> None:
+            with httpx.Client(base_url=running.url, timeout=60) as http:
+                while not stop.is_set():
+                    statuses.append(http.post("/indexes/books/search", json={"q": "word1"}).status_code)
+
+        searchers = [threading.Thread(target=search_in_a_loop) for _ in range(4)]
+        for searcher in searchers:
+            searcher.start()
+        try:
+            time.sleep(0.5)
+            old_pid = running.kill_backend("shard-0")
+            running.wait_replaced("shard-0", old_pid)
+            time.sleep(0.5)
+        finally:
+            stop.set()
+            for searcher in searchers:
+                searcher.join()
+        assert statuses and set(statuses) == {200}, {s: statuses.count(s) for s in set(statuses)}

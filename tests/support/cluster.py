@@ -168,7 +168,8 @@ class RunningCluster:
         except subprocess.TimeoutExpired:
             self.process.kill()
             self.process.wait()
-            raise TimeoutError(f"sift serve did not stop in {timeout:.0f} s:\n" + "\n".join(self.output[-30:]))
+            tail = "\n".join(self.output[-30:])
+            raise TimeoutError(f"sift serve did not stop in {timeout:.0f} s:\n{tail}") from None
 
     def __enter__(self) -> RunningCluster:
         return self.start()
