@@ -78,7 +78,12 @@ class RunningCluster:
             stdin=subprocess.DEVNULL,
         )
         threading.Thread(target=self._collect_output, daemon=True).start()
-        self.wait_healthy(timeout)
+        try:
+            self.wait_healthy(timeout)
+        except BaseException:
+            # `with` never reaches __exit__ when __enter__ fails: stop the tree here, or it outlives the test.
+            self.stop()
+            raise
         return self
 
     def _collect_output(self) -> None:
@@ -168,7 +173,8 @@ class RunningCluster:
         except subprocess.TimeoutExpired:
             self.process.kill()
             self.process.wait()
-            raise TimeoutError(f"sift serve did not stop in {timeout:.0f} s:\n" + "\n".join(self.output[-30:]))
+            tail = "\n".join(self.output[-30:])
+            raise TimeoutError(f"sift serve did not stop in {timeout:.0f} s:\n{tail}") from None
 
     def __enter__(self) -> RunningCluster:
         return self.start()

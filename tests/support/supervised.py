@@ -66,7 +66,11 @@ class SupervisedCluster:
             stdin=subprocess.DEVNULL,
         )
         threading.Thread(target=self._collect_output, daemon=True).start()
-        self.wait_healthy(timeout)
+        try:
+            self.wait_healthy(timeout)
+        except BaseException:
+            self.stop()  # `with` never reaches __exit__ when __enter__ fails
+            raise
         return self
 
     def _collect_output(self) -> None:
