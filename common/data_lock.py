@@ -37,12 +37,7 @@ def lock_data_directory(root: Path, wait: float = RELEASE_WAIT) -> int:
     When the lock is held by a live launcher, or by roles started on their own, this fails at once.
     When its launcher is gone, its children are stopping: this waits up to ``wait`` seconds for them.
     """
-    fd = _open(root / LOCK_FILE)
-    try:
-        _wait_for_launcher(fd, root, fcntl.LOCK_EX, wait)
-    except DataDirectoryInUse:
-        os.close(fd)
-        raise
+    fd = _lock_file(root, fcntl.LOCK_EX, wait)
     os.ftruncate(fd, 0)
     os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
     return fd
@@ -57,12 +52,7 @@ def join_data_directory(root: Path, role: str, wait: float = RELEASE_WAIT) -> li
     """
     run_dir = DataLayout(root).run_dir
     run_dir.mkdir(parents=True, exist_ok=True)
-    shared = _open(root / LOCK_FILE)
-    try:
-        _wait_for_launcher(shared, root, fcntl.LOCK_SH, wait)
-    except DataDirectoryInUse:
-        os.close(shared)
-        raise
+    shared = _lock_file(root, fcntl.LOCK_SH, wait)
     if role == "gateway":
         return [shared]  # gateways hold no data: several may serve one directory
     own = _open(run_dir / f"{role}.lock")
@@ -80,6 +70,17 @@ def join_data_directory(root: Path, role: str, wait: float = RELEASE_WAIT) -> li
 
 def _open(path: Path) -> int:
     return os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+
+
+def _lock_file(root: Path, mode: int, wait: float) -> int:
+    """The directory's lock file, locked in ``mode``."""
+    fd = _open(root / LOCK_FILE)
+    try:
+        _wait_for_launcher(fd, root, mode, wait)
+    except DataDirectoryInUse:
+        os.close(fd)
+        raise
+    return fd
 
 
 def _wait_for_launcher(fd: int, root: Path, mode: int, wait: float) -> None:
