@@ -93,9 +93,12 @@ def test_a_directory_run_by_supervisord_refuses_a_second_cluster() -> None:
     executor over the task queue, or a second writer on a shard's store."""
     with SupervisedCluster() as cluster:
         intruder = RunningCluster(data_dir=cluster.data_dir)
-        with pytest.raises(RuntimeError, match="is in use by Sift processes started without `sift serve`"):
-            intruder.start(timeout=30)
-        intruder.stop()
+        refused = "is in use by Sift processes started without `sift serve`"
+        try:
+            with pytest.raises(RuntimeError, match=refused):
+                intruder.start(timeout=30)
+        finally:
+            intruder.stop()  # a cluster that did start must not outlive the test
         for role in ("scheduler", "shard --id 1"):
             second = _run_alone(role, cluster.data_dir)
             assert second.returncode == 1, second.stderr
