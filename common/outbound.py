@@ -1,4 +1,4 @@
-"""Outbound HTTP from the cluster to user-given URLs (task webhooks; embedder calls later), behind one guard.
+"""Outbound HTTP from the cluster to user-given URLs (webhooks, embedders, the reranker), behind one guard.
 
 A user-given URL must not become a way into the host's own network (server-side request forgery): a
 target is resolved once, every address it resolves to must be public or inside a network that
@@ -203,22 +203,38 @@ class OutboundClient:
     async def post(self, url: str, content: bytes, headers: list[tuple[bytes, bytes]]) -> int:
         """The response status (the body is not kept). Raises ``OutboundRefused``, ``httpx.HTTPError``
         (connection problems) or ``TimeoutError`` (the whole exchange took longer than the timeout)."""
+        status, _ = await self._exchange(url, content, headers, keep=0)
+        return status
+
+    async def ask(
+        self, url: str, content: bytes, headers: list[tuple[bytes, bytes]], max_answer_bytes: int
+    ) -> tuple[int, bytes]:
+        """The response's status and body; raises as :meth:`post` does, and ``OutboundRefused`` for an
+        answer larger than ``max_answer_bytes``."""
+        return await self._exchange(url, content, headers, keep=max_answer_bytes)
+
+    async def _exchange(
+        self, url: str, content: bytes, headers: list[tuple[bytes, bytes]], keep: int
+    ) -> tuple[int, bytes]:
+        """``keep``: how much of the body to return; 0 reads a short answer and drops it."""
         target, host, port = _target(url)
         async with asyncio.timeout(self.timeout):
             address = await resolve_allowed(host, port, self.allowed)
             request = _pinned(self._client, target, host, address, content, headers)
             response = await self._client.send(request, stream=True)
+            body = bytearray()
             try:
                 # A short answer is read to its end, so that the connection goes back to the pool
                 # (an unread one is closed: each request would then connect again, twice the cost).
-                read = 0
-                async for chunk in response.aiter_raw():
-                    read += len(chunk)
-                    if read > _MAX_ANSWER_BYTES:
+                async for chunk in response.aiter_bytes() if keep else response.aiter_raw():
+                    body += chunk
+                    if len(body) > (keep or _MAX_ANSWER_BYTES):
+                        if keep:
+                            raise OutboundRefused(f"its answer is larger than {keep} bytes")
                         break
             finally:
                 await response.aclose()
-        return response.status_code
+        return response.status_code, bytes(body) if keep else b""
 
     async def close(self) -> None:
         await self._client.aclose()

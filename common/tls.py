@@ -4,14 +4,20 @@ Built once at launch to refuse unusable files with a clear message, then again b
 serves HTTPS with it. Session resumption and tickets are off unless asked for: TLS 1.3 resumes through
 tickets only, so ``num_tickets = 0`` turns resumption off, and ``OP_NO_TICKET`` leaves resumption to
 the server's session cache instead of stateless tickets. Python's ``ssl`` has no switch for TLS 1.2's
-session-id cache nor for OCSP stapling (``--ssl-ocsp-path`` is accepted with a launch warning).
+session-id cache. ``--ssl-ocsp-path``'s response is checked here (a successful response about the
+configured certificate) and stapled by ``common/ocsp_stapling.py``; it is read once, at launch.
 """
 
 from __future__ import annotations
 
 import ssl
+from pathlib import Path
+
+from cryptography import x509
+from cryptography.x509 import ocsp
 
 from common.config.model import Config, ConfigError
+from common.ocsp_stapling import StaplingUnavailable, staple
 
 
 def server_context(config: Config) -> ssl.SSLContext | None:
@@ -40,7 +46,37 @@ def server_context(config: Config) -> ssl.SSLContext | None:
         context.options |= ssl.OP_NO_TICKET
     if not config.ssl_resumption:
         context.num_tickets = 0
+    if config.ssl_ocsp_path is not None:
+        try:
+            staple(context, _ocsp_response(config.ssl_ocsp_path, config.ssl_cert_path))
+        except StaplingUnavailable as error:
+            raise ConfigError(f"Cannot staple `{config.ssl_ocsp_path}`: {error}.") from None
     return context
+
+
+def _ocsp_response(path: Path, cert_path: Path) -> bytes:
+    """The DER response of ``--ssl-ocsp-path``, once it is known to give the status of the first
+    certificate of ``--ssl-cert-path``: a client would reject any other."""
+    try:
+        der = path.read_bytes()
+    except OSError as error:
+        raise ConfigError(f"Cannot read the OCSP response `{path}`: {_reason(error)}.") from None
+    try:
+        response = ocsp.load_der_ocsp_response(der)
+    except ValueError:
+        raise ConfigError(f"`{path}` is not a DER-encoded OCSP response.") from None
+    if response.response_status is not ocsp.OCSPResponseStatus.SUCCESSFUL:
+        raise ConfigError(
+            f"The OCSP response `{path}` holds no certificate status (its status is"
+            f" `{response.response_status.name.lower()}`)."
+        )
+    certificate = x509.load_pem_x509_certificates(cert_path.read_bytes())[0]
+    if response.serial_number != certificate.serial_number:
+        raise ConfigError(
+            f"The OCSP response `{path}` is about the certificate of serial number"
+            f" {response.serial_number:x}, not `{cert_path}` ({certificate.serial_number:x})."
+        )
+    return der
 
 
 def _reason(error: OSError) -> str:

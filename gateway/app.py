@@ -43,6 +43,7 @@ from gateway.routes import (
     version,
     webhooks,
 )
+from gateway.search.personalize import Reranker
 from gateway.search.queue import SearchQueue
 
 log = get_logger(__name__)
@@ -58,6 +59,7 @@ def create_app(config: Config, name: str = "sift") -> Sanic:
     app.ctx.keys = KeyRing(config.master_key)
     app.ctx.guard = Guard(config.master_key, app.ctx.keys)
     app.ctx.features = RuntimeFeatures(config)
+    app.ctx.reranker = Reranker.from_config(config)
     routes = (health, version, indexes, documents, settings, tasks, stats, search, facet_search, multi_search)
     for module in (
         *routes,
@@ -94,6 +96,8 @@ def create_app(config: Config, name: str = "sift") -> Sanic:
     @app.after_server_stop
     async def disconnect(app: Sanic) -> None:
         await app.ctx.cluster.close()
+        if app.ctx.reranker is not None:
+            await app.ctx.reranker.close()
 
     return app
 

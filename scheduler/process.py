@@ -10,8 +10,9 @@ from common.dump.writer import remove_leftovers as remove_dump_leftovers
 from common.layout import DataLayout
 from common.logging import get_logger
 from common.process import wait_for_stop_signal
-from common.rpc import scheduler_pb2_grpc
+from common.rpc import scheduler_pb2, scheduler_pb2_grpc
 from common.rpc.channels import aio_server
+from common.rpc.operators import OperatorServices
 from scheduler.batching import Limits
 from scheduler.cleanup import cleanup_old_tasks
 from scheduler.compaction import remove_leftovers
@@ -54,10 +55,12 @@ async def serve(config: Config) -> None:
     service = SchedulerService(store, executor, keys, FeatureCatalog(store), webhooks)
     server = aio_server(layout.scheduler_socket)
     scheduler_pb2_grpc.add_SchedulerServicer_to_server(service, server)
+    operators = OperatorServices(server, scheduler_pb2.DESCRIPTOR.services_by_name["Scheduler"].full_name)
     if not config.experimental_replication_parameters:
         # With replication parameters, task uids are the replicas' business: none is deleted here.
         executor.before_batch = lambda: cleanup_old_tasks(store, service)
     await server.start()
+    await operators.serving()
     await upgrade.enqueue_if_needed(service)
     # Delivery first: it loads the outbox before the executor can commit (and stage) anything.
     delivering = asyncio.create_task(deliverer.run_forever())
@@ -77,6 +80,7 @@ async def serve(config: Config) -> None:
         log.error("the task executor or webhook delivery stopped", exc_info=ended[0].exception())
     for task in (*background, stopping):
         task.cancel()
+    await operators.stopping()
     await deliverer.close()
     await server.stop(grace=2)
     await shards.close()

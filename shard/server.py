@@ -23,6 +23,7 @@ from common.logging import get_logger
 from common.process import wait_for_stop_signal
 from common.rpc import health_pb2, json_pb2, shard_pb2, shard_pb2_grpc
 from common.rpc.channels import aio_server
+from common.rpc.operators import OperatorServices
 from common.rpc.outbox import Outbox
 from common.timing import Steps, timed
 from shard.batches import BatchDropped
@@ -324,9 +325,12 @@ async def serve(
     keep_full_collections_rare()
     server = aio_server(layout.shard_socket(shard_id))
     shard_pb2_grpc.add_ShardServicer_to_server(ShardService(shard_id, store), server)
+    operators = OperatorServices(server, shard_pb2.DESCRIPTOR.services_by_name["Shard"].full_name)
     await server.start()
+    await operators.serving()
     log.info("shard listening", socket=str(layout.shard_socket(shard_id)), read_cache_bytes=cache_budget)
     await wait_for_stop_signal()
+    await operators.stopping()
     await server.stop(grace=2)
     store.close()
     log.info("shard stopped")

@@ -9,6 +9,8 @@ from collections.abc import Sequence
 import orjson
 
 from common.config import Config, ConfigError, load_config
+from common.data_lock import DataDirectoryInUse, join_data_directory
+from common.data_version import DataVersionError
 from common.layout import DataLayout
 from common.logging import configure_logging, get_logger
 from common.process import die_with_parent
@@ -37,6 +39,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     if subcommand == "serve":
         return Launcher(config).run()
     _watch_launcher()
+    if LAUNCHER_PID_ENV not in os.environ:
+        try:
+            _run_on_its_own(process, config)
+        except (DataDirectoryInUse, DataVersionError) as error:
+            print(f"Error: {error}", file=sys.stderr)
+            return 1
     layout = DataLayout(config.db_path)
     if subcommand == "gateway":
         from gateway.app import serve as serve_gateway
@@ -82,6 +90,17 @@ def _watch_launcher() -> None:
     die_with_parent()
     if os.getppid() != int(launcher_pid):
         sys.exit(0)
+
+
+def _run_on_its_own(process: str, config: Config) -> None:
+    """What the launcher does for its children, for a role started without it (supervisord): hold
+    the data directory (``common/data_lock.py``; the locks stay held until the process exits) and, in
+    the scheduler, check the data format."""
+    join_data_directory(config.db_path, process)
+    if process == "scheduler":
+        from sift.upgrade import check_data_format
+
+        check_data_format(config)
 
 
 def _run_async(coroutine: object) -> None:

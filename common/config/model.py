@@ -66,6 +66,9 @@ class Config:
     experimental_nb_searches_per_core: int
     experimental_embedding_cache_entries: int
     experimental_allowed_ip_networks: str | None
+    experimental_personalization_api_key: str | None
+    experimental_personalization_url: str
+    experimental_personalization_model: str
     ssl_cert_path: Path | None
     ssl_key_path: Path | None
     ssl_auth_path: Path | None

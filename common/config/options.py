@@ -196,6 +196,19 @@ OPTIONS: tuple[Option, ...] = (
         "experimental_allowed_ip_networks", Kind.NETWORKS,
         "Non-public networks outbound requests (webhooks) may reach: comma-separated CIDRs, or `any`.",
     ),
+    Option(
+        "experimental_personalization_api_key", Kind.TEXT,
+        "Key of the reranking provider; enables the `personalize` search parameter.", secret=True,
+    ),
+    Option(
+        "experimental_personalization_url", Kind.URL,
+        "Base URL of the reranking provider, which speaks Cohere's rerank API (`POST <url>/v2/rerank`).",
+        default="https://api.cohere.com",
+    ),
+    Option(
+        "experimental_personalization_model", Kind.TEXT, "Reranking model asked of the provider.",
+        default="rerank-v3.5",
+    ),
     Option("ssl_cert_path", Kind.PATH, "TLS certificate chain (PEM); needs `--ssl-key-path`."),
     Option("ssl_key_path", Kind.PATH, "TLS private key (PEM); needs `--ssl-cert-path`."),
     Option("ssl_auth_path", Kind.PATH, "CA certificates that client certificates must chain to."),

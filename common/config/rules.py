@@ -44,10 +44,9 @@ def check_launch_rules(config: Config, origins: Mapping[str, str], total_memory:
     _check_object_storage(config, named)
     server_context(config)  # refuses unusable certificate files now rather than in the gateway
     warnings = _check_master_key(config, origins)
-    if config.ssl_ocsp_path is not None:
+    if config.ssl_ocsp_path is not None and config.ssl_cert_path is None:
         warnings.append(
-            f"{named('ssl_ocsp_path')} is ignored: this server does not staple OCSP responses; clients"
-            " check the certificate's status themselves."
+            f"{named('ssl_ocsp_path')} is ignored: without `ssl_cert_path` there is no TLS to staple it to."
         )
     if config.max_indexing_memory >= total_memory:
         warnings.append(

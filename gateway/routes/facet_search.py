@@ -20,7 +20,7 @@ from gateway.http.requests import checked_index_uid, json_body
 from gateway.http.responses import json_response
 from gateway.search.facets import facet_hits
 from gateway.search.hybrid import keyword_params, semantic_kind
-from gateway.search.params import BODY, refuse_pending, select_search_kind
+from gateway.search.params import BODY, select_search_kind
 from gateway.search.queue import search_slot
 from gateway.search.response import processing_ms
 from gateway.search.runner import search_index
@@ -65,7 +65,6 @@ async def facet_search(request: Request, index_uid: str) -> HTTPResponse:
     fields = FACET_SEARCH.validate(json_body(request))
     params: dict[str, Any] = {name: fields[name] for name in _SEARCH_PARAMS if name in fields}
     params = access_of(request).restrict_search(uid, params)
-    refuse_pending(params)
     params = select_search_kind(params)
     if semantic_kind(params):
         # search.md §3.1: a semantic or hybrid facet search counts in every document the filter

@@ -35,6 +35,7 @@ from gateway.search.federation import federated_response, short_of_hits, union_t
 from gateway.search.hybrid import semantic_kind
 from gateway.search.multi import MultiSearch, Query, QueryError, parse_multi_search
 from gateway.search.params import page_window
+from gateway.search.personalize import personalized
 from gateway.search.pins import dynamic_rules, pins_of
 from gateway.search.queue import search_slot
 from gateway.search.runner import IndexSearch, search_index
@@ -105,6 +106,10 @@ async def _federated(request: Request, search: MultiSearch, started: float) -> d
         body = federated_response(queries, found, federation, started, unions, facets)
         for uid in dict.fromkeys(query.index_uid for query in queries):
             await hydrate(app, uid, [hit for hit in body["hits"] if hit["_federation"]["indexUid"] == uid])
+        texts = [query.params.get("q") or "" for query in queries]
+        body["hits"] = await personalized(
+            app.ctx.reranker, federation.get("personalize"), texts, body["hits"]
+        )
         if search_steps is not None:
             search_steps.lap("federate")
         semantic_hits = body.pop("semanticHitCount", None)

@@ -16,7 +16,6 @@ from gateway.search.params import (
     QUERY,
     check_sort_syntax,
     from_query_string,
-    refuse_pending,
     select_search_kind,
 )
 from gateway.search.queue import search_slot
@@ -42,7 +41,6 @@ async def search_with_get(request: Request, index_uid: str) -> HTTPResponse:
 async def _search(request: Request, uid: str, params: dict[str, Any]) -> HTTPResponse:
     steps = timed(params.get("showPerformanceDetails"))
     async with search_slot(request.app):
-        refuse_pending(params)
         check_sort_syntax(params)
         params = select_search_kind(params)
         keys = lookup_primary_keys(request.app, [uid]) if wants_metadata(request) else None

@@ -16,7 +16,7 @@ from typing import Any
 from common.errors import ApiError, invalid_index_uid
 from common.validation import Kind, Schema, Spec
 from gateway.http.requests import is_valid_index_uid
-from gateway.search.params import BODY, check_sort_syntax, refuse_pending, select_search_kind
+from gateway.search.params import BODY, check_sort_syntax, select_search_kind
 
 # Absent and default differ for these inside a query (a federated query may not paginate), so a query
 # also accepts null for them, meaning absent.
@@ -35,10 +35,6 @@ _FEDERATION_ONLY = {
         " `showPerformanceDetails` from the query or remove `federation` from the request\n - Hint: pass"
         " `federation.showPerformanceDetails` to show performance details of the federated search",
     ),
-}
-# Federation options not implemented yet: refused unless absent, rather than silently ignored.
-_FEDERATION_PENDING: dict[str, tuple[str, tuple[Any, ...]]] = {
-    "personalize": ("invalid_search_personalize", (None,)),
 }
 
 
@@ -150,8 +146,6 @@ def parse_multi_search(body: object, restrict: Restrict) -> MultiSearch:
     fields = MULTI_SEARCH.validate(body)
     federation = fields.get("federation")
     queries = [_query(position, raw, federation, restrict) for position, raw in enumerate(fields["queries"])]
-    if federation is not None:
-        _refuse_pending_federation(federation)
     return MultiSearch(queries, federation)
 
 
@@ -174,7 +168,6 @@ def _query(
                 # Each index deduplicates its own hits (and checks the attribute); the merge then
                 # deduplicates across queries (federation.py).
                 params["distinct"] = federation["distinct"]
-        refuse_pending(params)
         check_sort_syntax(params)
         params = select_search_kind(params)
     except ApiError as error:
@@ -226,11 +219,3 @@ def _check_federated(
             f"Invalid `federationOptions.remote`: remote `{remote}` is not registered: this server has no"
             " network of remotes.",
         )
-
-
-def _refuse_pending_federation(federation: dict[str, Any]) -> None:
-    for name, (code, inert) in _FEDERATION_PENDING.items():
-        if federation.get(name) not in inert:
-            raise ApiError(
-                code, f"The search parameter `federation.{name}` is not supported yet by this server."
-            )

@@ -85,7 +85,18 @@ BODY = Schema(
         ),
         "vector": Spec(Kind.ARRAY, nullable=True, code="invalid_search_vector", items=Spec(Kind.NUMBER)),
         "media": Spec(Kind.ANY, nullable=True, code="invalid_search_media"),
-        "personalize": Spec(Kind.OBJECT, nullable=True, code="invalid_search_personalize"),
+        "personalize": Spec(
+            Kind.OBJECT,
+            nullable=True,
+            code="invalid_search_personalize",
+            schema=Schema(
+                {
+                    "userContext": Spec(
+                        Kind.STRING, required=True, code="invalid_search_personalize_user_context"
+                    )
+                }
+            ),
+        ),
         "useNetwork": Spec(Kind.BOOLEAN, nullable=True, code="invalid_search_use_network"),
     }
 )
@@ -128,19 +139,6 @@ QUERY = QuerySchema(
         "useNetwork": Param(QueryKind.BOOLEAN, code="invalid_search_use_network"),
     }
 )
-
-# Parameters validated by the schemas above whose behaviour comes with later work (personalisation).
-# Sending one with a non-default value is refused rather than silently ignored, so that no client gets
-# results that look right but are not.
-_PENDING = {
-    "personalize": "invalid_search_personalize",
-}
-
-
-def refuse_pending(params: dict[str, Any]) -> None:
-    for name, code in _PENDING.items():
-        if params.get(name) not in (None, [], ""):
-            raise ApiError(code, f"The search parameter `{name}` is not supported yet by this server.")
 
 
 def check_sort_syntax(params: dict[str, Any]) -> None:

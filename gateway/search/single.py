@@ -13,6 +13,7 @@ from common.timing import Steps
 from gateway.foreign import drop, foreign_keys_soon, hydrate
 from gateway.search.details import PrimaryKeys, add_details, permitted, query_metadata
 from gateway.search.params import page_window
+from gateway.search.personalize import personalized
 from gateway.search.pins import pins_soon, place
 from gateway.search.response import search_response, semantic_hit_count
 from gateway.search.runner import search_index
@@ -55,6 +56,9 @@ async def run_search(
         )
     body = search_response(found, params, window, started)
     await hydrate(app, uid, body["hits"], foreign_keys)
+    body["hits"] = await personalized(
+        app.ctx.reranker, params.get("personalize"), [params.get("q") or ""], body["hits"]
+    )
     if index_field:
         body = {"indexUid": uid, **body}
     if search_steps is not None:

@@ -2,21 +2,25 @@
 client certificates when told to, and resumes sessions only with ``--ssl-resumption``.
 
 Certificates come from a throwaway certificate authority (``trustme``); the clients are httpx and, for
-session resumption, the ``ssl`` module itself.
+session resumption, the ``ssl`` module itself; ``openssl s_client -status`` reads a stapled OCSP
+response, which the authority signs in the test (``tests/support/ocsp.py``).
 """
 
 from __future__ import annotations
 
 import socket
 import ssl
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
 import pytest
 import trustme
+from cryptography import x509
 
 from tests.support.cluster import RunningCluster
+from tests.support.ocsp import ocsp_response
 
 
 @pytest.fixture(scope="module")
@@ -109,3 +113,33 @@ def test_client_certificates_are_optional_without_require_auth(
         assert httpx.get(f"{cluster.url}/health", verify=anonymous).status_code == 200
         signed = client_context(authority, with_certificate=True)
         assert httpx.get(f"{cluster.url}/health", verify=signed).status_code == 200
+
+
+def _status_request(port: int, version: str) -> str:
+    """What ``openssl s_client -status`` prints of the handshake's certificate status."""
+    done = subprocess.run(
+        ["openssl", "s_client", "-connect", f"127.0.0.1:{port}", "-status", version],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    return done.stdout
+
+
+def test_the_ocsp_response_is_stapled(
+    authority: trustme.CA, files: dict[str, Path], plain_tls: RunningCluster, tmp_path: Path
+) -> None:
+    certificate = files["cert"].read_bytes()
+    (tmp_path / "ocsp.der").write_bytes(ocsp_response(authority, certificate))
+    serial = x509.load_pem_x509_certificate(certificate).serial_number
+    for version in ("-tls1_2", "-tls1_3"):
+        assert "OCSP response: no response sent" in _status_request(plain_tls.port, version)
+    tls = client_context(authority)
+    with serve(files, tls, "--ssl-ocsp-path", str(tmp_path / "ocsp.der")) as stapled:
+        for version in ("-tls1_2", "-tls1_3"):
+            shown = _status_request(stapled.port, version)
+            assert "OCSP Response Status: successful (0x0)" in shown, shown
+            assert "Cert Status: good" in shown and f"Serial Number: {serial:X}" in shown, shown
+        assert httpx.get(f"{stapled.url}/health", verify=tls).json() == {"status": "available"}
+        assert not any("ssl_ocsp_path" in line for line in stapled.output)  # no "ignored" warning

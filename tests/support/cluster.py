@@ -33,6 +33,9 @@ def free_port() -> int:
 class RunningCluster:
     """A ``sift serve`` process tree; use as a context manager so it always stops."""
 
+    starter = "sift serve"
+    """What :meth:`command` runs, as failures name it."""
+
     def __init__(
         self,
         *options: str,
@@ -70,7 +73,7 @@ class RunningCluster:
             # A second launcher would orphan the first, which then outlives the tests.
             raise RuntimeError("this cluster is already running (`with` starts it)")
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "sift.cli", *self.args],
+            self.command(),
             cwd=self.workdir,
             env=self.env,
             stdout=subprocess.PIPE,
@@ -78,8 +81,17 @@ class RunningCluster:
             stdin=subprocess.DEVNULL,
         )
         threading.Thread(target=self._collect_output, daemon=True).start()
-        self.wait_healthy(timeout)
+        try:
+            self.wait_healthy(timeout)
+        except BaseException:
+            # `with` never reaches __exit__ when __enter__ fails: stop the tree here, or it outlives the test.
+            self.stop()
+            raise
         return self
+
+    def command(self) -> list[str]:
+        """What starts the cluster: ``sift serve`` with this cluster's options."""
+        return [sys.executable, "-m", "sift.cli", *self.args]
 
     def _collect_output(self) -> None:
         assert self.process is not None and self.process.stdout is not None
@@ -92,11 +104,11 @@ class RunningCluster:
         while time.monotonic() - started < timeout:
             assert self.process is not None
             if self.process.poll() is not None:
-                raise RuntimeError("sift serve exited:\n" + "\n".join(self.output[-30:]))
+                raise RuntimeError(f"{self.starter} exited:\n" + "\n".join(self.output[-30:]))
             if self._http_ok() and all(self.backend_pid(name) for name in self.backend_names()):
                 return time.monotonic() - started
             time.sleep(0.05)
-        raise TimeoutError("cluster not healthy:\n" + "\n".join(self.output[-30:]))
+        raise TimeoutError(f"cluster not healthy under {self.starter}:\n" + "\n".join(self.output[-30:]))
 
     def _http_ok(self) -> bool:
         try:
@@ -169,7 +181,7 @@ class RunningCluster:
             self.process.kill()
             self.process.wait()
             tail = "\n".join(self.output[-30:])
-            raise TimeoutError(f"sift serve did not stop in {timeout:.0f} s:\n{tail}") from None
+            raise TimeoutError(f"{self.starter} did not stop in {timeout:.0f} s:\n{tail}") from None
 
     def __enter__(self) -> RunningCluster:
         return self.start()

@@ -1,4 +1,5 @@
-"""Real embedding providers on loopback for tests: OpenAI, Ollama and a custom REST shape, one server.
+"""Real embedding providers on loopback for tests: OpenAI, Ollama, a custom REST shape and Cohere's
+rerank, one server.
 
 Every route answers with the vectors of the local all-MiniLM-L6-v2 (the ``huggingFace`` embedder's
 model), so a document embedded through any source is comparable with any other. Knobs the tests need:
@@ -15,6 +16,9 @@ Routes (``url`` is ``EmbeddingServer.url``):
   (``prompt`` -> ``embedding``): Ollama.
 - ``POST /rest``: ``{"texts": [...]}`` -> ``{"data": [{"embedding": [...]}, ...]}`` (``REST_BATCH``), or
   ``{"input": {"text": "..."}}`` -> ``{"result": {"vector": [...]}}`` (``REST_SINGLE``).
+- ``POST /v2/rerank``: Cohere's rerank (``model``, ``query``, ``documents``, ``top_n``) -> ``results`` of
+  ``{index, relevance_score}``, best first, the score being the cosine of document and query vectors
+  (the gateway's personalization provider).
 """
 
 from __future__ import annotations
@@ -177,11 +181,27 @@ def _rest(body: Any) -> tuple[list[str], Any]:
     return _listed(body["input"]["text"]), lambda body, v: {"result": {"vector": v[0].tolist()}}
 
 
+def _cohere_rerank(body: Any) -> tuple[list[str], Any]:
+    """A bi-encoder reranker: documents ordered by the cosine of their vector with the query's."""
+    if not isinstance(body["query"], str) or not isinstance(body["model"], str):
+        raise ValueError("`query` and `model` must be strings")
+    documents = _listed(body["documents"])
+
+    def shape(body: Any, vectors: np.ndarray) -> Any:
+        scores = vectors[1:] @ vectors[0]
+        ranked = sorted(range(len(documents)), key=lambda i: -float(scores[i]))[: body.get("top_n")]
+        results = [{"index": i, "relevance_score": round(float(scores[i]), 6)} for i in ranked]
+        return {"id": "local", "results": results, "meta": {"billed_units": {"search_units": 1}}}
+
+    return [body["query"], *documents], shape
+
+
 _ROUTES = {
     "/v1/embeddings": _openai,
     "/api/embed": _ollama_embed,
     "/api/embeddings": _ollama_embeddings,
     "/rest": _rest,
+    "/v2/rerank": _cohere_rerank,
 }
 
 

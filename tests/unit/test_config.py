@@ -9,10 +9,12 @@ from pathlib import Path
 
 import pytest
 import trustme
+from cryptography import x509
 
 from common.config import SUBCOMMANDS, Config, ConfigError, LoadedConfig, load_config
 from common.config.options import OPTIONS
 from common.config.sizes import format_size, parse_size
+from tests.support.ocsp import ocsp_response, unauthorized_response
 
 GIB = 1024**3
 MEMORY = 12 * GIB
@@ -98,6 +100,9 @@ def test_every_option_has_its_default(cwd: Path) -> None:
         "experimental_nb_searches_per_core": 4,
         "experimental_embedding_cache_entries": 0,
         "experimental_allowed_ip_networks": None,
+        "experimental_personalization_api_key": None,
+        "experimental_personalization_url": "https://api.cohere.com",
+        "experimental_personalization_model": "rerank-v3.5",
         "ssl_cert_path": None,
         "ssl_key_path": None,
         "ssl_auth_path": None,
@@ -589,10 +594,38 @@ def test_indexing_memory_at_least_total_memory_warns(cwd: Path) -> None:
     assert len(result.warnings) == 1 and "max_indexing_memory" in result.warnings[0]
 
 
-def test_an_ocsp_response_is_accepted_with_a_warning_that_it_is_not_stapled(cwd: Path) -> None:
+def test_an_ocsp_response_without_a_certificate_is_ignored_with_a_warning(cwd: Path) -> None:
     result = load(cwd, "--master-key", GOOD_KEY, "--ssl-ocsp-path", "ocsp.der")
     assert len(result.warnings) == 1 and "`ssl_ocsp_path`" in result.warnings[0]
-    assert "does not staple" in result.warnings[0]
+    assert "without `ssl_cert_path`" in result.warnings[0]
+
+
+def test_an_ocsp_response_must_give_the_status_of_the_certificate(cwd: Path) -> None:
+    """Checked at launch: a client would reject a response about another certificate, or none."""
+    authority = trustme.CA()
+    server, other = authority.issue_cert("localhost"), authority.issue_cert("other.example")
+    server.cert_chain_pems[0].write_to_path(str(cwd / "cert.pem"))
+    server.private_key_pem.write_to_path(str(cwd / "key.pem"))
+    tls = ("--master-key", GOOD_KEY, "--ssl-cert-path", "cert.pem", "--ssl-key-path", "key.pem")
+    (cwd / "good.der").write_bytes(ocsp_response(authority, server.cert_chain_pems[0].bytes()))
+    assert load(cwd, *tls, "--ssl-ocsp-path", "good.der").warnings == []
+    (cwd / "other.der").write_bytes(ocsp_response(authority, other.cert_chain_pems[0].bytes()))
+    (cwd / "refused.der").write_bytes(unauthorized_response())
+    (cwd / "garbage.der").write_bytes(b"not DER")
+    for name, expected in (
+        (
+            "other.der",
+            f"is about the certificate of serial number {_serial(other)}, not `{cwd / 'cert.pem'}`",
+        ),
+        ("refused.der", "holds no certificate status (its status is `unauthorized`)"),
+        ("garbage.der", "is not a DER-encoded OCSP response"),
+        ("missing.der", "Cannot read the OCSP response"),
+    ):
+        assert expected in load_error(cwd, *tls, "--ssl-ocsp-path", name), name
+
+
+def _serial(certificate: trustme.LeafCert) -> str:
+    return f"{x509.load_pem_x509_certificate(certificate.cert_chain_pems[0].bytes()).serial_number:x}"
 
 
 def test_indexing_threads_above_core_count_are_capped_with_a_warning(cwd: Path) -> None:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from common.data_lock import LOCK_FILE, DataDirectoryInUse, lock_data_directory
+from common.data_lock import LOCK_FILE, DataDirectoryInUse, join_data_directory, lock_data_directory
 
 
 def _dead_pid() -> int:
@@ -57,5 +57,29 @@ def test_waiting_for_a_dead_launcher_ends(tmp_path: Path) -> None:
         with pytest.raises(DataDirectoryInUse, match="is in use by another Sift"):
             lock_data_directory(tmp_path, wait=0.3)
         assert time.monotonic() - started >= 0.3
+    finally:
+        os.close(held)
+
+
+def test_roles_started_alone_share_the_directory_and_refuse_a_launcher(tmp_path: Path) -> None:
+    held = join_data_directory(tmp_path, "gateway") + join_data_directory(tmp_path, "shard-0")
+    try:
+        with pytest.raises(DataDirectoryInUse, match="already has a running shard-0"):
+            join_data_directory(tmp_path, "shard-0")
+        started = time.monotonic()
+        with pytest.raises(DataDirectoryInUse, match="started without `sift serve`"):
+            lock_data_directory(tmp_path, wait=5.0)
+        assert time.monotonic() - started < 1.0
+    finally:
+        for fd in held:
+            os.close(fd)
+    os.close(lock_data_directory(tmp_path))  # their processes gone: free for a launcher
+
+
+def test_a_role_started_alone_is_refused_while_a_launcher_holds_the_directory(tmp_path: Path) -> None:
+    held = lock_data_directory(tmp_path)
+    try:
+        with pytest.raises(DataDirectoryInUse, match=f"launcher pid {os.getpid()}"):
+            join_data_directory(tmp_path, "scheduler", wait=5.0)
     finally:
         os.close(held)
