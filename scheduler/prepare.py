@@ -22,7 +22,7 @@ in the middle of the batch (shards may have committed it), it comes too late.
 Only a batch that can fail on some shards needs this (``needs_two_phases``): one that writes
 documents of an index with embedders, or changes settings with embedders before or after. Any other
 goes in one phase (``apply_in_one_phase``): each shard applies and commits its part at once, which
-saves a round of calls and a held transaction per batch (small batches take ~10 ms less); its tasks
+saves a round of calls and a held transaction per batch (median task time 4-10 ms less); its tasks
 fail alike on every shard, since shards share the settings. A cancelation then rolls back the shards
 that had not committed yet; when some had, it came too late and the others apply the batch again,
 not abortable. A crash is met as before: the batch is re-sent, a shard that committed it answers
