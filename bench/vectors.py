@@ -125,8 +125,8 @@ def _build(data: np.ndarray) -> tuple[Space, dict[str, float]]:
         space.put(doc_id, Entry(row.reshape(1, -1), True))
     rows_s = time.perf_counter() - started
     started = time.perf_counter()
-    space.settle()  # past APPROXIMATE_FROM: builds the HNSW graph
-    assert space.ann is not None
+    space.settle()  # past APPROXIMATE_FROM: builds the HNSW graph, in the background
+    assert space.wait_for_graph() and space.ann is not None
     graph_s = time.perf_counter() - started
     held = space.rows[: space.used].nbytes + space.owners[: space.used].nbytes + len(space.ann.serialize())
     return space, {"rows_s": rows_s, "graph_s": graph_s, "memory_bytes_per_vector": held / len(data)}

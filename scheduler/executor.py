@@ -1,10 +1,11 @@
 """Runs batches one at a time: dispatch to shards, then commit every task's outcome at once.
 
 Order of durability: the batch is recorded as in flight, shards apply and record it (document and
-settings batches in two phases, the decision recorded in the in-flight record between them:
-``scheduler/prepare.py``), then one scheduler transaction commits the task outcomes, the catalog, the
-batch and its webhook notifications (``scheduler/outbox.py``). After a crash the in-flight batch is
-re-run with the same uid before anything else; shards answer it from their record.
+settings batches of an index with embedders in two phases, the decision recorded in the in-flight
+record between them: ``scheduler/prepare.py``), then one scheduler transaction commits the task
+outcomes, the catalog, the batch and its webhook notifications (``scheduler/outbox.py``). After a
+crash the in-flight batch is re-run with the same uid before anything else; shards answer it from
+their record.
 """
 
 from __future__ import annotations
@@ -30,12 +31,18 @@ from scheduler.cancelation import cancel_enqueued
 from scheduler.delivery import Deliverer
 from scheduler.documents import plan_documents
 from scheduler.dumps import create_dump
-from scheduler.prepare import BatchAborted, Decision, apply_in_two_phases
+from scheduler.prepare import (
+    BatchAborted,
+    Decision,
+    apply_in_one_phase,
+    apply_in_two_phases,
+    needs_two_phases,
+)
 from scheduler.progress import TOP_STEPS, Progress
 from scheduler.queries import Processing
 from scheduler.rules import RULE_TASK_TYPES, run_rules_batch
 from scheduler.settings import run_settings_batch
-from scheduler.shards import ShardClients, encode
+from scheduler.shards import ShardClients
 from scheduler.snapshots import Snapshots
 from scheduler.store import SchedulerStore, new_index_record
 from scheduler.swaps import plan_swap
@@ -203,22 +210,30 @@ class Executor:
         if kind in RULE_TASK_TYPES:
             return run_rules_batch(self.store, plan.tasks)
         if kind == "settingsUpdate" and all(t["type"] != "indexDeletion" for t in plan.tasks):
-            dispatch = functools.partial(self._dispatch, batch_uid, atomic=True)
+            embedders = _has_embedders(self.store.get_index(first["indexUid"]))
+            dispatch = functools.partial(self._dispatch, batch_uid, cancelable=True, embedders=embedders)
             return await run_settings_batch(
                 self.store, plan.tasks, self.shards.count, dispatch, self.shards.first_invalid
             )
         return await self._index_batch(plan.tasks, batch_uid)
 
     async def _dispatch(
-        self, batch_uid: int, operations: list[list[dict[str, Any]]], atomic: bool = False
+        self,
+        batch_uid: int,
+        operations: list[list[dict[str, Any]]],
+        *,
+        cancelable: bool = False,
+        embedders: bool = False,
     ) -> dict:
-        """Apply on every shard; ``atomic``: in two phases, so that a task failing on one shard fails
-        on every shard (``scheduler/prepare.py``), and a cancelation can roll the batch back.
+        """Apply on every shard; ``cancelable`` (document and settings batches): a cancelation can
+        roll the batch back, and when a task can fail on one shard only (``embedders``: whether the
+        index has some), in two phases so that it fails on every shard (``scheduler/prepare.py``).
 
         Each shard's answer is counted in the batch's progress; its time (``shard k``) and the
         steps it timed itself go to the batch's trace.
         """
-        if atomic:
+        two_phases = self._decision is not None or needs_two_phases(operations, embedders)
+        if cancelable and two_phases:
             results = await apply_in_two_phases(
                 self.shards,
                 batch_uid,
@@ -229,13 +244,8 @@ class Executor:
                 lambda: self._abort_requested,
             )
         else:
-            with self._progress.count("shard", len(operations)) as answers:
-                replies = await self.shards.apply(
-                    batch_uid,
-                    encode(operations),
-                    lambda shard, result: answers.done(f"shard {shard}", result.get("steps")),
-                )
-            results = [replies[shard].result for shard in range(len(operations))]
+            abortable = cancelable and not self._resumed
+            results = await apply_in_one_phase(self.shards, batch_uid, operations, self._progress, abortable)
         counts: dict[str, dict[str, Any]] = {}
         for result in results:
             for task_uid, task_counts in result.get("tasks", {}).items():
@@ -337,7 +347,7 @@ class Executor:
             counts = await self._dispatch(
                 batch_uid,
                 self._every_shard({"op": "deleteIndex", "index": uid, "task": deletion["uid"]}),
-                atomic=True,
+                cancelable=True,
             )
             outcomes[deletion["uid"]] = Outcome(
                 SUCCEEDED, counts.get(str(deletion["uid"]), {"deletedDocuments": 0})
@@ -376,7 +386,9 @@ class Executor:
         if self._abort_requested:
             raise BatchAborted
         with self._progress.step(_DOCUMENT_STEPS, 2):
-            counts = await self._dispatch(batch_uid, plan.operations, atomic=True)
+            counts = await self._dispatch(
+                batch_uid, plan.operations, cancelable=True, embedders=_has_embedders(index)
+            )
         for task in runnable:
             task_counts = counts.get(str(task["uid"]), {})
             error = plan.failures.get(task["uid"]) or task_counts.pop("error", None)
@@ -408,3 +420,8 @@ class Executor:
                 if not txn.bitmaps.get(f"batchUid:{batch_uid}", self.store.bitmap(f"batchUid:{batch_uid}")):
                     txn.delete_batch(batch_uid)
         return outcomes
+
+
+def _has_embedders(index: dict[str, Any] | None) -> bool:
+    """Whether the index (its catalog record, which shards' settings match between batches) embeds."""
+    return index is not None and bool(index.get("settings", {}).get("embedders"))

@@ -49,14 +49,15 @@ class ShardClients:
         *,
         prepare: bool = False,
         skip: Collection[int] = (),
+        abortable: bool = False,
     ) -> dict[int, ShardReply]:
         """Send each shard (key) its operations (JSON); returns each one's reply. ``answered(shard,
         result)`` is called as each shard's answer arrives (the batch's progress). ``prepare``: phase
-        one of ``scheduler/prepare.py`` (abortable by ``abort``), else the commit; ``skip``: tasks
-        left out."""
+        one of ``scheduler/prepare.py`` (abortable by ``abort``), else the commit, or the batch in one
+        phase (``abortable``: which ``abort`` may roll back); ``skip``: tasks left out."""
 
         async def one(shard: int, ops: bytes) -> tuple[int, ShardReply]:
-            reply = await self._apply_one(shard, batch_uid, ops, prepare, skip)
+            reply = await self._apply_one(shard, batch_uid, ops, prepare, skip, abortable or prepare)
             if answered is not None:
                 answered(shard, reply.result)
             return shard, reply
@@ -64,7 +65,13 @@ class ShardClients:
         return dict(await asyncio.gather(*(one(shard, ops) for shard, ops in operations.items())))
 
     async def _apply_one(
-        self, shard: int, batch_uid: int, operations: bytes, prepare: bool, skip: Collection[int]
+        self,
+        shard: int,
+        batch_uid: int,
+        operations: bytes,
+        prepare: bool,
+        skip: Collection[int],
+        abortable: bool,
     ) -> ShardReply:
         """A shard that dies mid-call is restarted by the launcher: re-send the same batch until it answers.
 
@@ -74,7 +81,7 @@ class ShardClients:
         request = shard_pb2.ApplyBatchRequest(
             batch_uid=batch_uid,
             operations_json=operations,
-            abortable=prepare,
+            abortable=abortable,
             prepare=prepare,
             skip_tasks=sorted(skip),
         )

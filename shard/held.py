@@ -136,10 +136,16 @@ class BatchPhases:
         return held.prepared.result()
 
     def commit(
-        self, batch_uid: int, operations: list[Operation], skip: frozenset[int], steps: Steps | None = None
+        self,
+        batch_uid: int,
+        operations: list[Operation],
+        skip: frozenset[int],
+        should_abort: Callable[[], bool] = _never,
+        steps: Steps | None = None,
     ) -> BatchResult:
         """Commit the held batch; a shard restarted since it prepared, or a batch sent in one phase,
-        is applied now, with the embedders' answers kept when it prepared."""
+        is applied now, with the embedders' answers kept when it prepared (``should_abort``: the
+        cancelation of a batch in one phase, which then rolls back)."""
         with self._lock:
             held = self._held
             if held is not None and held.matches(batch_uid, skip):
@@ -148,7 +154,8 @@ class BatchPhases:
             else:
                 self._drop_held()
                 embeddings = PreparedEmbeddings.load(self.directory, batch_uid)
-                result = self._apply(batch_uid, operations, _never, steps, skip=skip, embeddings=embeddings)
+                args = (batch_uid, operations, should_abort, steps)
+                result = self._apply(*args, skip=skip, embeddings=embeddings)
             PreparedEmbeddings(self.directory, batch_uid).remove()
             return result
 

@@ -175,9 +175,9 @@ class ShardService(shard_pb2_grpc.ShardServicer):
                 result, held = await asyncio.to_thread(
                     self.store.batches.prepare, request.batch_uid, operations, skip, should_abort, steps
                 )
-            else:
+            else:  # the commit of a prepared batch, or a batch in one phase (abortable then)
                 result = await asyncio.to_thread(
-                    self.store.batches.commit, request.batch_uid, operations, skip, steps
+                    self.store.batches.commit, request.batch_uid, operations, skip, should_abort, steps
                 )
         except (BatchAborted, BatchDropped):
             return shard_pb2.ApplyBatchReply(aborted=True)

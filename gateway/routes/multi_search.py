@@ -83,7 +83,7 @@ async def _federated(request: Request, search: MultiSearch, started: float) -> d
         # them when a query is semantic or hybrid: its total depends on whether its vector leg counted).
         semantic = any(semantic_kind(query.params) for query in queries)
         side_runs = asyncio.gather(
-            timed_step(search_steps, "facets", federated_facets(app, queries, federation)),
+            timed_step(search_steps, "facets", federated_facets(app, queries, federation, wanted)),
             _no_unions() if semantic else union_totals(app, queries),
         )
         try:

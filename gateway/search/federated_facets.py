@@ -1,10 +1,14 @@
 """Facets of a federated search (search.md §2.3): ``facetsByIndex``, or merged with ``mergeFacets``.
 
-Each index of ``facetsByIndex`` gets one facet run (a search asking for no hits) beside the hit
-searches, so its errors carry the federation's prefix. It counts over the candidates of the index's
-query, or of the union of its queries' candidates when several name it (a document matched by two
-counts once). An index that no query names is checked (it must exist, its facets be filterable) and
-shows its fields with no values.
+Each index of ``facetsByIndex`` gets one facet run beside the hit searches, so its errors carry the
+federation's prefix. It counts over the candidates of the index's query, or of the union of its
+queries' candidates when several name it (a document matched by two counts once). An index that no
+query names is checked (it must exist, its facets be filterable) and shows its fields with no values.
+
+A keyword query's run asks for no hits. A hybrid one asks for the hits its query asks for: as in its
+own search (search.md §7.6), whether its keyword hits suffice at that depth decides what it counts,
+the keyword candidates alone or, once the vector leg runs, every filtered document (the reference
+answers so: a federation whose ``limit`` the keyword hits fill counts them alone).
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ from sanic import Sanic
 from common.errors import ApiError
 from common.facets import COUNT
 from gateway.search.facets import Facets, FieldCounts, merge_facets
+from gateway.search.hybrid import semantic_kind
 from gateway.search.multi import Query
 from gateway.search.runner import search_index, union_params
 
@@ -36,13 +41,14 @@ class FacetsByIndexError(ApiError):
 
 
 async def federated_facets(
-    app: Sanic, queries: Sequence[Query], federation: dict[str, Any]
+    app: Sanic, queries: Sequence[Query], federation: dict[str, Any], wanted: int
 ) -> dict[str, Any] | None:
-    """The response's facet keys; None when ``facetsByIndex`` names no index."""
+    """The response's facet keys; None when ``facetsByIndex`` names no index. ``wanted``: the hits
+    each query asks for (the federation's offset + limit)."""
     by_index: dict[str, list[str] | None] = federation.get("facetsByIndex") or {}
     if not by_index:
         return None
-    runs = [_index_facets(app, uid, patterns or [], queries) for uid, patterns in by_index.items()]
+    runs = [_index_facets(app, uid, patterns or [], queries, wanted) for uid, patterns in by_index.items()]
     found: list[Facets] = []
     for outcome in await asyncio.gather(*runs, return_exceptions=True):
         if isinstance(outcome, BaseException):
@@ -61,11 +67,13 @@ async def federated_facets(
     return {"facetDistribution": merged.distribution_within(limit), "facetStats": merged.stats()}
 
 
-async def _index_facets(app: Sanic, uid: str, patterns: list[str], queries: Sequence[Query]) -> Facets:
+async def _index_facets(
+    app: Sanic, uid: str, patterns: list[str], queries: Sequence[Query], wanted: int
+) -> Facets:
     mine = [query for query in queries if query.index_uid == uid]
     try:
         params = await _facet_params(app, uid, patterns, mine)
-        result = await search_index(app, uid, params, 0)
+        result = await search_index(app, uid, params, wanted if semantic_kind(params) else 0)
         facets = merge_facets(result.facets, result.candidates, patterns)
     except ApiError as error:
         raise FacetsByIndexError(uid, error, bool(mine)) from None

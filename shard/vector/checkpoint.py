@@ -46,9 +46,10 @@ def write(directory: Path, key: SpaceId, space: Space, base: int, generation: in
         "rows": space.rows[: space.used],
         "owners": space.owners[: space.used],
     }
-    if space.ann is not None:
-        arrays["ann"] = space.ann.serialize()
-        arrays["annSlots"] = space.ann.graph_slots
+    ann = space.ann  # read once: a graph built in the background may be swapped in meanwhile
+    if ann is not None:
+        arrays["ann"] = ann.serialize()
+        arrays["annSlots"] = ann.graph_slots
     with open(temporary, "wb") as file:
         np.savez(file, **arrays)  # type: ignore[arg-type]
         file.flush()

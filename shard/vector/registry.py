@@ -62,6 +62,8 @@ class _Loaded:
     """The generation of its checkpoint file (0: none)."""
     pending: int = 0
     """Documents changed since that checkpoint."""
+    graphs: int = 0
+    """``space.graphs`` when it was checkpointed: a graph built since is not in the file yet."""
 
 
 class VectorStore:
@@ -151,15 +153,16 @@ class VectorStore:
             self._checkpoint(key, loaded)
 
     def _checkpoint(self, key: SpaceId, loaded: _Loaded) -> None:
+        graphs = loaded.space.graphs  # read first: a graph swapped in meanwhile is checkpointed next time
         checkpoint.write(self.directory, key, loaded.space, loaded.base, loaded.generation)
-        loaded.checkpointed, loaded.pending = loaded.generation, 0
+        loaded.checkpointed, loaded.pending, loaded.graphs = loaded.generation, 0, graphs
 
     def close(self) -> None:
         """At a clean stop, checkpoint every space with changes since its last checkpoint, so the next
         start replays no journal."""
         with self._lock:
             for key, loaded in self._spaces.items():
-                if loaded.pending:
+                if loaded.pending or loaded.graphs != loaded.space.graphs:
                     self._checkpoint(key, loaded)
 
     def trim(self, env: StoreEnv, txn: Txn) -> None:
@@ -178,8 +181,11 @@ at a tenth (counted by simulating the rule)."""
 
 
 def _due(loaded: _Loaded) -> bool:
+    """A graph built since the last checkpoint is due too: a restart would build it again."""
     return loaded.pending > 0 and (
-        loaded.checkpointed == 0 or loaded.pending >= CHECKPOINT_SHARE * max(1, loaded.space.size)
+        loaded.checkpointed == 0
+        or loaded.pending >= CHECKPOINT_SHARE * max(1, loaded.space.size)
+        or loaded.graphs != loaded.space.graphs
     )
 
 

@@ -10,20 +10,30 @@ quantised rows, ``ann.py``) proposes candidates among the allowed slots (``IDSel
 are re-scored exactly, so similarities never depend on the index.
 Similarity is the cosine of the query and the document's best vector; over sign bits it is
 ``1 - 2 * hamming / d``, also in [-1, 1].
+
+A graph is built (the space crossing ``APPROXIMATE_FROM``, a quarter of its nodes dead, a space
+opened without one) on a thread of its own, from a copy of the rows, so the batch that called for it
+ends without waiting (seconds to a minute at 100k rows): searches meanwhile take the exact path, or
+the old graph, which goes on following the batches. The changes made during the build are recorded
+and applied to the new graph before it is swapped in.
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass, field
 
 import faiss
 import numpy as np
 from pyroaring import BitMap
 
+from common.logging import get_logger
 from shard.vector.ann import ApproximateIndex
 from shard.vector.storage import Entry
+
+log = get_logger(__name__)
 
 APPROXIMATE_FROM = 20_000
 """Rows from which the HNSW graph answers (bench/vectors.py: exact search p50 1.1-1.3 ms at 20k rows,
@@ -35,6 +45,23 @@ cost ~1.2 ms): a graph walk through a sparse selection strays far and loses reca
 Hits = list[tuple[int, float]]
 
 _POPCOUNT = np.array([bin(value).count("1") for value in range(256)], dtype=np.int32)
+
+
+def _in_a_thread(work: Callable[[], None]) -> None:
+    threading.Thread(target=work, name="vector-graph", daemon=True).start()
+
+
+start_build: Callable[[Callable[[], None]], None] = _in_a_thread
+"""Runs a graph build in the background (a module attribute so a test can run it when it chooses)."""
+
+
+@dataclass
+class _Build:
+    """A graph being built from the rows alive when it started, and the changes since."""
+
+    removed: list[int] = field(default_factory=list)
+    added: list[int] = field(default_factory=list)
+    done: threading.Event = field(default_factory=threading.Event)
 
 
 class SharedLock:
@@ -95,9 +122,14 @@ class Space:
         self.free: list[int] = []
         self.slots: dict[int, list[int]] = {}
         self.ann: ApproximateIndex | None = None
+        self.graphs = 0
+        """Graphs swapped in so far (a checkpoint older than the last one lacks it)."""
         self._removed: list[int] = []
         self._added: list[int] = []
         """Slots changed since the HNSW graph last followed (``settle``)."""
+        self._building: _Build | None = None
+        self._graph_lock = threading.Lock()
+        """Serialises ``settle`` and the swap of a built graph, so each change reaches one graph once."""
 
     @property
     def size(self) -> int:
@@ -149,31 +181,68 @@ class Space:
 
     def settle(self) -> None:
         """Bring the HNSW graph up to the rows after a batch of changes: removed rows' nodes marked
-        dead, new rows linked. It is built once the space is large, rebuilt once a quarter of its nodes
-        are dead, and dropped when the space is small again.
+        dead, new rows linked. A graph is built once the space is large and rebuilt once a quarter of
+        its nodes are dead, in the background (``start_build``); it is dropped when the space is
+        small again.
 
-        Called by the one writer without the lock: a new graph (seconds at 100k rows) is built from the
-        rows while searches go on, and only swapped in, or changed, under the lock."""
+        Called by the one writer without the lock, which it takes only to change the graph searches
+        use."""
         removed, added = self._removed, self._added
         self._removed, self._added = [], []
-        if self.binary or self.size < APPROXIMATE_FROM:
-            with self.lock.writing():
-                self.ann = None
-            return
-        if self.ann is not None:
-            with self.lock.writing():
-                self.ann.remove(removed)
-        if self.ann is None or self.ann.stale:
-            alive = np.flatnonzero(self.owners[: self.used] >= 0)
-            built = ApproximateIndex.build(self.rows[alive], alive)
-            with self.lock.writing():
-                self.ann = built
-            return
-        fresh = sorted({slot for slot in added if self.owners[slot] >= 0})
-        if fresh:
-            rows = self.rows[fresh]
-            with self.lock.writing():
-                self.ann.add(rows, fresh)
+        with self._graph_lock:
+            if self.binary or self.size < APPROXIMATE_FROM:
+                self._building = None  # a build under way is thrown away when it ends
+                with self.lock.writing():
+                    self.ann = None
+                return
+            if self._building is not None:
+                self._building.removed.extend(removed)
+                self._building.added.extend(added)
+            if self.ann is not None:
+                fresh = sorted({slot for slot in added if self.owners[slot] >= 0})
+                rows = self.rows[fresh]
+                with self.lock.writing():
+                    self.ann.remove(removed)
+                    if fresh:
+                        self.ann.add(rows, fresh)
+            if (self.ann is None or self.ann.stale) and self._building is None:
+                alive = np.flatnonzero(self.owners[: self.used] >= 0)
+                rows = self.rows[alive]  # a copy: the batches go on changing the rows meanwhile
+                build = self._building = _Build()
+                start_build(lambda: self._build(build, rows, alive))
+
+    def _build(self, build: _Build, rows: np.ndarray, slots: np.ndarray) -> None:
+        """On the build's thread: build from the copied rows, catch up with the changes recorded
+        since, swap in."""
+        try:
+            built = ApproximateIndex.build(rows, slots)
+            with self._graph_lock:
+                if self._building is not build:
+                    return  # the space went small again, or a later build replaced this one
+                with self.lock.reading():  # the rows as the last settle left them
+                    fresh = sorted({slot for slot in build.added if self.owners[slot] >= 0})
+                    added = self.rows[fresh]
+                built.remove(build.removed)
+                if fresh:
+                    built.add(added, fresh)
+                with self.lock.writing():
+                    self.ann = built
+                    self.graphs += 1
+                self._building = None
+            log.info("vector graph built", rows=len(slots), caught_up=len(fresh))
+        except Exception:  # the exact path keeps answering; the next settle tries again
+            log.exception("vector graph build failed")
+            with self._graph_lock:
+                if self._building is build:
+                    self._building = None
+        finally:
+            build.done.set()
+
+    def wait_for_graph(self, timeout: float | None = None) -> bool:
+        """Wait until no graph build is under way (``bench/vectors.py`` times builds with it);
+        False on timeout."""
+        build = self._building
+        return build is None or build.done.wait(timeout)
 
     # --- search --------------------------------------------------------------------------------------
 

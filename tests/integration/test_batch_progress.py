@@ -59,6 +59,30 @@ def test_a_finished_batch_traces_its_steps(cluster: RunningCluster) -> None:
     assert {"processing tasks > shard 0", "processing tasks > shard 1", "writing tasks to disk"} <= set(trace)
 
 
+def _shard_steps_together(trace: dict[str, str]) -> bool:
+    """Whether each shard's steps are contiguous in the trace, as when its one answer brought them."""
+    shards = [
+        key.split(" > ")[2] for key in trace if key.startswith("processing tasks > applying on shards > ")
+    ]
+    return all(shards[i] == shards[i + 1] or shards[i] not in shards[i + 1 :] for i in range(len(shards) - 1))
+
+
+def test_a_batch_no_shard_can_fail_alone_goes_in_one_phase(cluster: RunningCluster) -> None:
+    """Without embedders, a task fails alike on every shard, so shards apply and commit at once
+    (``scheduler/prepare.py``): each shard answers once, its steps together. With embedders, every
+    shard prepares before any commits, so a shard's commit comes after the other's preparation."""
+    plain = client_for(cluster).index("progress-one-phase")
+    task = wait_task(cluster, plain.add_documents([{"id": n} for n in range(40)]).task_uid)
+    assert _shard_steps_together(_batch(cluster, task["batchUid"])["stats"]["progressTrace"])
+    embedded = client_for(cluster).index("progress-two-phases")
+    embedder = {"source": "userProvided", "dimensions": 2}
+    wait_task(cluster, embedded.update_settings({"embedders": {"u": embedder}}).task_uid)
+    documents = [{"id": n, "_vectors": {"u": [1.0, n]}} for n in range(40)]
+    task = wait_task(cluster, embedded.add_documents(documents).task_uid)
+    assert task["status"] == "succeeded", task
+    assert not _shard_steps_together(_batch(cluster, task["batchUid"])["stats"]["progressTrace"])
+
+
 def test_a_running_batch_says_where_it_is() -> None:
     """Polled while the movies load on one shard: the steps stack from ``processing tasks`` down, the
     percentage grows, and the trace so far is shown."""

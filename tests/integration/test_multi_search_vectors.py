@@ -130,3 +130,25 @@ def test_official_client_federated_search(cluster: RunningCluster) -> None:
     )
     assert [hit["id"] for hit in result["hits"]] == [3, 7, 1]
     assert result["semanticHitCount"] == 2
+
+
+@pytest.mark.parametrize(
+    ("limit", "colors"),
+    [
+        (2, {"green": 1, "red": 2, "x": 1}),  # two `apple` hits suffice: the keyword candidates
+        (20, {"blue": 1, "green": 1, "red": 3, "x": 2}),  # the vector leg ran: every document
+    ],
+)
+def test_federated_facets_of_a_hybrid_query_count_what_its_search_counts(
+    cluster: RunningCluster, limit: int, colors: dict[str, int]
+) -> None:
+    """``facetsByIndex`` (and ``mergeFacets``) of a hybrid query count the documents its own search
+    counts at the federation's depth, as the reference does."""
+    single = post(cluster, f"/indexes/{INDEX}/search", {**HYBRID, "facets": ["color"], "limit": limit}).json()
+    assert single["facetDistribution"] == {"color": colors}
+    federation: dict[str, Any] = {"limit": limit, "facetsByIndex": {INDEX: ["color"]}}
+    queries = [{"indexUid": INDEX, **HYBRID}]
+    body = multi_search(cluster, {"federation": federation, "queries": queries})
+    assert body["facetsByIndex"] == {INDEX: {"distribution": {"color": colors}, "stats": {}}}
+    merged = multi_search(cluster, {"federation": {**federation, "mergeFacets": {}}, "queries": queries})
+    assert merged["facetDistribution"] == {"color": colors}

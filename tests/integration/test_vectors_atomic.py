@@ -1,7 +1,8 @@
 """A task whose embedding fails on one shard only is applied on no shard (``scheduler/prepare.py``):
 the embedder fails on a text one shard holds, and the other shard, whose texts embed fine, keeps
 nothing of the task either. ``kill -9`` of a shard or of the scheduler while the shards hold their
-prepared parts loses nothing, applies nothing half, and embeds no text twice."""
+prepared parts loses nothing, applies nothing half, and embeds no text twice; after a decision that
+skips a task, the restarted scheduler keeps it skipped."""
 
 from __future__ import annotations
 
@@ -262,3 +263,44 @@ def test_a_scheduler_killed_after_deciding_the_commit_applies_the_whole_batch(
     assert _stats(cluster, index) == (len(docs), len(docs))
     assert server.texts[PATH] == 20, server.texts
     assert _prepared_files(cluster, 0) == _prepared_files(cluster, 1) == []
+
+
+def test_a_scheduler_killed_after_a_decision_that_skips_a_task_keeps_it_skipped(
+    cluster: RunningCluster, server: EmbeddingServer
+) -> None:
+    """A batch of two tasks, the second's texts failing on both shards: the decision skips it (and
+    is recorded). Shard 0 is killed while it holds its part, so it applies it again, slowly, at the
+    commit; the scheduler is killed once shard 1 committed, and the provider answers every text from
+    then on. The restarted scheduler commits with the recorded decision: the first task everywhere,
+    the skipped one nowhere, though preparing again would now succeed."""
+    index = "atomic-decided-skip"
+    _with_embedder(cluster, server, index)
+    rng = np.random.default_rng(8)
+    heavy = [i for i in range(1000, 10_000) if shard_of(str(i), SHARDS) == 0][:3000]
+    first, good, bad = _docs(0, 10), _docs(100, 20), _docs(200, 10)
+    good += [
+        {"id": i, "title": f"given {i}", "_vectors": {"r": rng.standard_normal(DIMENSIONS).round(3).tolist()}}
+        for i in heavy
+    ]
+    _hold_shard_0(server, good, fail=False, delay=10.0)
+    server.slow_texts[first[0]["title"]] = 1.5  # good and bad wait, then go in one batch
+    server.failing_texts = {_title_on(0, bad), _title_on(1, bad)}
+    uids = [_send(cluster, "POST", f"/indexes/{index}/documents", docs) for docs in (first, good, bad)]
+    assert _wait(cluster, uids[0])["status"] == "succeeded"
+    _until_shard_0_holds(cluster, server, server.requests[PATH] - 2)
+    killed = cluster.kill_backend("shard-0")
+    cluster.wait_replaced("shard-0", killed)
+    _until(lambda: _stats(cluster, index)[0] > len(first), "shard 1 never committed")
+    assert _stats(cluster, index)[0] < len(first) + len(good), "shard 0 committed before the kill"
+    killed = cluster.kill_backend("scheduler")
+    server.failing_texts = set()
+    cluster.wait_replaced("scheduler", killed)
+    done = [_wait(cluster, uid) for uid in uids[1:]]
+    assert done[0]["batchUid"] == done[1]["batchUid"], done
+    assert [task["status"] for task in done] == ["succeeded", "failed"], done
+    assert done[0]["details"]["indexedDocuments"] == len(good)
+    assert done[1]["error"]["code"] == "vector_embedding_error"
+    url = f"{cluster.url}/indexes/{index}/documents"
+    found = httpx.get(url, params={"limit": 5000, "fields": "id"}).json()["results"]
+    assert sorted(doc["id"] for doc in found) == sorted(doc["id"] for doc in first + good)
+    assert _stats(cluster, index) == (len(first) + len(good), len(first) + len(good))

@@ -3,7 +3,7 @@ in-memory spaces, and a reopened store loads its checkpoint plus the journal ins
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -155,7 +155,7 @@ def test_the_approximate_index_answers_large_spaces_and_follows_changes(
     vectors = rng.normal(size=(2000, 16)).astype(np.float32)
     shard.add([{"id": i, "_vectors": {"e": vectors[i].tolist()}} for i in range(2000)])
     space = shard.vectors.space(0, "e")
-    assert space is not None and space.ann is not None
+    assert space is not None and space.wait_for_graph(60) and space.ann is not None
     query = vectors[42]
     assert nearest(shard.vectors, 0, "e", query, 1, BitMap(range(2000)))[0][0] == 42
     shard.apply({"op": "deleteDocuments", "ids": ["42"]})
@@ -168,14 +168,56 @@ def test_the_approximate_index_answers_large_spaces_and_follows_changes(
     assert best[0][0] == 7 and best[0][1] == pytest.approx(1.0), "graph candidates, scored exactly"
     reopened = shard.reopen()
     reloaded = reopened.vectors.space(0, "e")
+    # the batch after the graph was built checkpointed it: the graph is loaded, not built again
     assert reloaded is not None and reloaded.ann is not None and reloaded.ann.dead == 1
     assert _ids(nearest(reopened.vectors, 0, "e", query, 10, allowed)) == _ids(hits)
     assert nearest(reopened.vectors, 0, "e", vectors[7], 10, everything) == best
     reopened.apply({"op": "deleteDocuments", "ids": [str(i) for i in range(1000, 1600)]})
     rebuilt = reopened.vectors.space(0, "e")
-    assert rebuilt is not None and rebuilt.ann is not None
+    assert rebuilt is not None and rebuilt.wait_for_graph(60) and rebuilt.ann is not None
     assert rebuilt.ann.dead == 0 and len(rebuilt.ann.graph_slots) == 1399, "a quarter dead: rebuilt"
     reopened.env.close()
+
+
+def test_a_graph_builds_in_the_background_and_catches_up_with_the_batches_meanwhile(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The batch crossing the threshold does not wait for the graph: searches stay exact until it is
+    swapped in, and the changes of the batches applied meanwhile reach it before it is."""
+    monkeypatch.setattr(space_module, "APPROXIMATE_FROM", 500)
+    builds: list[Callable[[], None]] = []
+    monkeypatch.setattr(space_module, "start_build", builds.append)
+    shard = Shard(tmp_path / "background")
+    settings = {"embedders": {"e": {"source": "userProvided", "dimensions": 16}}}
+    shard.apply({"op": "updateSettings", "settings": settings})
+    vectors = np.random.default_rng(2).normal(size=(1200, 16)).astype(np.float32)
+    shard.add([{"id": i, "_vectors": {"e": vectors[i].tolist()}} for i in range(1000)])
+    space = shard.vectors.space(0, "e")
+    assert space is not None and space.ann is None and len(builds) == 1, "built later, not in the batch"
+    live = BitMap(range(1000))
+
+    def exact(query: np.ndarray, allowed: BitMap) -> list[int]:
+        ids = np.array(list(allowed))
+        rows = vectors[ids] / np.linalg.norm(vectors[ids], axis=1, keepdims=True)
+        return ids[np.argsort(-(rows @ (query / np.linalg.norm(query))), kind="stable")][:10].tolist()
+
+    assert _ids(nearest(shard.vectors, 0, "e", vectors[3], 10, live)) == exact(vectors[3], live)
+    shard.apply({"op": "deleteDocuments", "ids": [str(i) for i in range(0, 100)]})
+    shard.add([{"id": i, "_vectors": {"e": vectors[i].tolist()}} for i in range(1000, 1200)])
+    live = BitMap(range(100, 1200))
+    assert len(builds) == 1, "one build at a time"
+    builds.pop()()  # the build ends after the two batches
+    assert space.ann is not None and space.graphs == 1
+    assert sorted(space.ann.node_of) == sorted(slot for slots in space.slots.values() for slot in slots)
+    found = 0
+    for doc in range(0, 1200, 7):
+        hits = _ids(nearest(shard.vectors, 0, "e", vectors[doc], 10, live))
+        assert BitMap(hits) <= live, "deleted during the build, never served"
+        found += len(set(hits) & set(exact(vectors[doc], live)))
+    assert found / (10 * len(range(0, 1200, 7))) >= 0.95, "recall@10 against exact search"
+    shard.apply({"op": "deleteDocuments", "ids": [str(i) for i in range(100, 800)]})
+    assert space.ann is None and not builds, "small again: exact, no graph"
+    shard.env.close()
 
 
 def test_deleting_an_index_drops_its_space_and_checkpoint(shard: Shard) -> None:
