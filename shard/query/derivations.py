@@ -16,6 +16,7 @@ from typing import Any
 
 import orjson
 
+from common.typo_caps import Found, LookupKey
 from shard.analysis import MAX_WORD_BYTES, Analyzer, TokenKind
 from shard.index.read_cache import PREFIX_WORDS, STEM_WORDS, TYPO_WORDS, WORD_SPLITS
 from shard.query.context import SearchContext
@@ -221,14 +222,22 @@ def _too_long(word: str) -> bool:
 def _typo_variants(
     ctx: SearchContext, word: str, allowance: int, prefix: bool, policy: TypoPolicy
 ) -> Sequence[tuple[str, int]]:
-    variants: Sequence[tuple[str, int]] = ctx.cached(
-        (TYPO_WORDS, ctx.index_id, (word, allowance, prefix)),
-        lambda: tuple(typo_words(ctx.txn, ctx.env.words, ctx.index_id, word, allowance, prefix=prefix)),
-        lambda found: 96 + sum(64 + len(variant) for variant, _ in found),
-    )
+    key = (word, allowance, prefix)
+    variants = ctx.typo_caps.lookup(key, lambda: typo_lookup(ctx, key))
     if policy.disable_on_numbers:
         variants = [(variant, typos) for variant, typos in variants if not is_number(variant)]
     return variants
+
+
+def typo_lookup(ctx: SearchContext, key: LookupKey) -> Found:
+    """This shard's words of a typo lookup (capped here, ``typos.TypoCaps`` caps them index-wide)."""
+    word, allowance, prefix = key
+    found: Found = ctx.cached(
+        (TYPO_WORDS, ctx.index_id, key),
+        lambda: tuple(typo_words(ctx.txn, ctx.env.words, ctx.index_id, word, allowance, prefix=prefix)),
+        lambda found: 96 + sum(64 + len(variant) for variant, _ in found),
+    )
+    return found
 
 
 def _add_synonym(result: Derivations, value: tuple[str | None, ...], cost: int) -> None:
