@@ -9,7 +9,7 @@ from typing import Any
 
 from pyroaring import BitMap
 
-from shard.analysis import iso639_3
+from shard.analysis import FALLBACK_LANGUAGE, iso639_3
 from shard.query.context import SearchContext
 from shard.query.derivations import derive
 from shard.query.docsets import phrase_docs, word_docs
@@ -61,8 +61,8 @@ def negated_documents(ctx: SearchContext, query: ParsedQuery) -> BitMap:
 def stemming_language(ctx: SearchContext, params: dict[str, Any], strategy: str) -> str | None:
     """The language the query's words are stemmed in, None for no stems: stems are the ``bm25``
     strategy's (a Sift extension); under the contract's strategies a query matches what the reference
-    engine matches, which does not stem. The language: the query's locales, else detection, else the
-    index's main one."""
+    engine matches, which does not stem. The language: the query's locales, else detection (20
+    characters or more), else ``FALLBACK_LANGUAGE``, as text too short to detect in documents."""
     if strategy != BM25:
         return None
     locales = params.get("locales")
@@ -72,4 +72,4 @@ def stemming_language(ctx: SearchContext, params: dict[str, Any], strategy: str)
     detected = ctx.analyzer.detect_language(q) if q and len(q) >= 20 else None
     if detected is not None:
         return detected
-    return ctx.state.main_language()
+    return FALLBACK_LANGUAGE
