@@ -139,6 +139,8 @@ class ShardService(shard_pb2_grpc.ShardServicer):
         documents: list[bytes] = []
         if result.term_counts is not None:
             hits_json = orjson.dumps(result.term_counts)
+        elif result.typo_words is not None:
+            hits_json = orjson.dumps(result.typo_words)
         else:
             hits_json, documents = _hits(result.entries + [entry for _, entry in result.pinned or ()])
         semantic_json, semantic_documents = _hits(result.semantic_entries or [])
@@ -157,6 +159,7 @@ class ShardService(shard_pb2_grpc.ShardServicer):
             semantic_hit_documents=semantic_documents,
             union_candidates=result.union_candidates,
             union_facets_json=b"" if result.union_facets is None else orjson.dumps(result.union_facets),
+            capped_typos_json=orjson.dumps(result.capped_typos) if result.capped_typos else b"",
         )
 
     async def ApplyBatch(

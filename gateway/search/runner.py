@@ -33,6 +33,7 @@ from gateway.search.hybrid import (
 )
 from gateway.search.order import merge_order
 from gateway.search.pins import Pin, pin_details
+from gateway.search.typo_caps import settle_typos
 
 # Parameters the gateway handles itself; everything else travels to the shards.
 _GATEWAY_ONLY = frozenset(
@@ -251,11 +252,7 @@ async def _fan_out(
     cluster: Any, uid: str, shard_query: dict[str, Any], limit: int, steps: Steps | None, transit: Transit
 ) -> _ShardPages:
     """Every shard's best ``limit`` hits, the summed candidate count, ``maxTotalHits`` and facets."""
-    shard_query = {**shard_query, "limit": limit}
-    request = shard_pb2.SearchRequest(index_uid=uid, query_json=orjson.dumps(shard_query))
-    replies = await transit.round(cluster, request)
-    if steps is not None:
-        _record_round(steps, replies)
+    replies = await _round(cluster, uid, shard_query, {"limit": limit}, steps, transit)
     if not any(reply.index_found for reply in replies):
         # Shards learn an index from its first document or settings; the catalog is the authority.
         await cluster.ask_scheduler("GetIndex", {"uid": uid})
@@ -325,6 +322,26 @@ async def union_params(app: Sanic, uid: str, queries: Sequence[dict[str, Any]]) 
     return union
 
 
+async def _round(
+    cluster: Any,
+    uid: str,
+    shard_query: dict[str, Any],
+    extra: dict[str, Any],
+    steps: Steps | None,
+    transit: Transit,
+) -> list[shard_pb2.SearchReply]:
+    """One round of ``shard_query`` plus ``extra``, sent again if a typo cap cut a lookup over the
+    whole index: ``shard_query`` then carries the settled words for the search's later rounds
+    (``typo_caps.py``)."""
+    while True:
+        request = shard_pb2.SearchRequest(index_uid=uid, query_json=orjson.dumps({**shard_query, **extra}))
+        replies = await transit.round(cluster, request)
+        if steps is not None:
+            _record_round(steps, replies)
+        if not await settle_typos(cluster, uid, shard_query, replies, transit):
+            return replies
+
+
 def _record_round(steps: Steps, replies: list[shard_pb2.SearchReply]) -> None:
     """One round trip to the shards (``fan-out``, summed over rounds) and each shard's own steps."""
     steps.lap("fan-out")
@@ -342,12 +359,7 @@ async def term_counts(
 ) -> list[int]:
     """The index-wide document count of each query term: the frequency strategy drops the most
     frequent terms first, and every shard must drop the same ones (one extra round trip)."""
-    request = shard_pb2.SearchRequest(
-        index_uid=uid, query_json=orjson.dumps({**shard_query, "countTerms": True})
-    )
-    replies = await (transit or Transit()).round(cluster, request)
-    if steps is not None:
-        _record_round(steps, replies)
+    replies = await _round(cluster, uid, shard_query, {"countTerms": True}, steps, transit or Transit())
     totals: list[int] = []
     for reply in replies:
         if reply.index_found and not reply.error_json:

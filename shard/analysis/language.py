@@ -10,6 +10,11 @@ import whatlang
 from shard.analysis.locales import STEMMER_ALGORITHMS, iso639_3
 from shard.analysis.memo import Memo
 
+FALLBACK_LANGUAGE = "eng"
+"""The stemming language of text no language is detected in (nor set by ``localizedAttributes`` or
+``locales``), documents and queries alike: decided by the text alone, so the stems of a document or a
+query do not depend on what else a shard holds (``bm25`` answers the same on any shard count)."""
+
 MIN_CONFIDENCE = 0.5
 """Below this whatlang confuses close languages on short texts; a wrong stemmer does more harm than none."""
 

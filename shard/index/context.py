@@ -127,7 +127,7 @@ class WriteContext:
         self.records.forget(index_id)
         self._wipe(index_id, self.env.searchable)
         state = self.state(index_id)
-        self._states[index_id] = replace(state, field_names=[], languages={}, field_tokens=[])
+        self._states[index_id] = replace(state, field_names=[], field_tokens=[])
 
     def drop_facet_fields(self, index_id: int, field_ids: list[int]) -> None:
         """Delete the facet values of these fields (no longer faceted), keeping their ids registered."""

@@ -30,7 +30,7 @@ _MAX_RAW_EXTERNAL_ID = 506
 _HASHED_ID_PREFIX = 475
 
 
-FORMAT_VERSION = 7
+FORMAT_VERSION = 8
 """Bumped when what is stored changes meaning; 2: token records stored per document (record_store.py);
 3: positions and words analysed as the reference does (", " and ". " hard separators, ß kept), so an
 older store would answer with stale positions and ``ss`` words; 4: ``ø ł þ ħ`` kept, and combining
@@ -40,7 +40,8 @@ index's state counts the words of every field (``IndexState.field_tokens``, the 
 average field lengths), which an upgrade counts by re-indexing, and ``_geo``, ``_geojson`` and
 ``_vectors`` are no longer indexed as words; 7: the prefixes table holds
 three-character prefixes and each prefix's word-position levels too (prefixes.py), which a search
-reads instead of expanding the words."""
+reads instead of expanding the words; 8: text no language is detected in is stemmed in English, not in
+the shard's most common language so far (``FALLBACK_LANGUAGE``), so the stems table is rebuilt."""
 _FORMAT_KEY = b"format-version"
 
 

@@ -13,7 +13,7 @@ from typing import Any
 import orjson
 
 from common.settings.capabilities import RESERVED_FIELDS
-from shard.analysis import AnalysisConfig, Analyzer
+from shard.analysis import FALLBACK_LANGUAGE, AnalysisConfig, Analyzer
 from shard.analysis.locales import iso639_3
 from shard.index.postings import START, WHOLE, Deltas, term_keys
 from shard.index.prefixes import level_terms, own_prefixes, short_prefixes
@@ -30,7 +30,7 @@ MAX_POSITION = 0xFFFF
 _LANGUAGE_SAMPLE_CHARS = 300
 # whatlang costs ~100 µs a call on Latin text whatever its length, and on an ASCII sample of fewer
 # letters than this it almost never answers (42 of the 21,270 such samples in cities, 0.15% of its
-# documents): those take the index's main language without asking, as queries under 20 characters do.
+# documents): those are stemmed in the fallback language without asking, as queries under 20 characters are.
 _MIN_ASCII_LETTERS = 20
 
 
@@ -85,7 +85,7 @@ class Indexer:
                 words.append(word)
                 positions.append(position + start)
             analysed[path] = (words, positions, start + length + ARRAY_GAP - 1)
-        detected = self._detect(state, " ".join(sample)[:_LANGUAGE_SAMPLE_CHARS]) if sample else None
+        detected = self._detect(" ".join(sample)[:_LANGUAGE_SAMPLE_CHARS]) if sample else None
         return [
             FieldTokens(state.field_id(path), self._language(path, detected), words, positions)
             for path, (words, positions, _) in analysed.items()
@@ -98,19 +98,13 @@ class Indexer:
             locales = self._path_locales[path] = self.analyzer.locales_for(path)
         return locales
 
-    def _detect(self, state: IndexState, sample: str) -> str:
-        """The sample's language; short or ambiguous text takes the index's most common language so far.
-
-        Stems are extra terms, so a wrong guess only adds recall below exact matches; English is the
-        guess before any document of the index was recognised.
-        """
+    def _detect(self, sample: str) -> str:
+        """The sample's language; short or ambiguous text takes ``FALLBACK_LANGUAGE``: decided by the
+        document alone, never by the shard's other documents, so stems agree on any shard count.
+        Stems are extra terms the ``bm25`` strategy weighs below the word itself."""
         if sample.isascii() and sum(map(str.isalpha, sample)) < _MIN_ASCII_LETTERS:
-            return state.main_language()
-        detected = self.analyzer.detect_language(sample)
-        if detected is not None:
-            state.languages[detected] = state.languages.get(detected, 0) + 1
-            return detected
-        return state.main_language()
+            return FALLBACK_LANGUAGE
+        return self.analyzer.detect_language(sample) or FALLBACK_LANGUAGE
 
     def _language(self, path: str, detected: str | None) -> str | None:
         locales = self._locales(path)

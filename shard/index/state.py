@@ -16,7 +16,6 @@ from pyroaring import BitMap
 from shard.index.env import StoreEnv, Txn, index_prefix
 
 _LIVE = b"live"
-FALLBACK_LANGUAGE = "eng"
 _STATS = b"stats"
 
 
@@ -31,8 +30,6 @@ class IndexState:
     """Top-level field name -> number of documents having it."""
     field_names: list[str] = field(default_factory=list)
     """Indexed (dotted) field paths in discovery order; a path's index is its id in the postings keys."""
-    languages: dict[str, int] = field(default_factory=dict)
-    """Detected document language (ISO 639-3) -> how many documents it was detected in."""
     facet_fields: list[str] = field(default_factory=list)
     """Faceted (dotted) field paths in discovery order; a path's index is its id in the facet keys.
     Separate from ``field_names`` so that rebuilding postings and rebuilding facets each renumber
@@ -55,13 +52,6 @@ class IndexState:
         doc_id = self.live.max() + 1 if self.live else 0
         self.live.add(doc_id)
         return doc_id
-
-    def main_language(self) -> str:
-        """The language most documents were detected in (English before any was): the guess for
-        text too short to detect, in documents and queries alike."""
-        if not self.languages:
-            return FALLBACK_LANGUAGE
-        return max(self.languages.items(), key=lambda entry: (entry[1], entry[0]))[0]
 
     def field_id(self, name: str) -> int:
         """The id of an indexed field path, registering it on first sight."""
@@ -123,7 +113,6 @@ def load_state(env: StoreEnv, txn: Txn, index_id: int) -> IndexState:
         counters["rawSize"],
         counters["fields"],
         counters.get("fieldNames", []),
-        counters.get("languages", {}),
         counters.get("facetFields", []),
         counters.get("fieldTokens", []),
     )
@@ -142,7 +131,6 @@ def save_state(env: StoreEnv, txn: Txn, index_id: int, state: IndexState) -> Non
         "rawSize": state.raw_size,
         "fields": state.fields,
         "fieldNames": state.field_names,
-        "languages": state.languages,
         "facetFields": state.facet_fields,
         "fieldTokens": state.field_tokens,
     }

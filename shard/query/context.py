@@ -25,6 +25,7 @@ from shard.index.record_store import dictionary_id, read_record
 from shard.index.settings import Settings, searchable_attributes
 from shard.index.state import IndexState
 from shard.query.record_view import EMPTY_VIEW, RecordView, view_record
+from shard.query.typos import TypoCaps
 
 
 @dataclass
@@ -47,6 +48,8 @@ class SearchContext:
     """The shard's read cache and its generation when the snapshot began (see ``ReadCache``)."""
     shards: int = 1
     """How many shards share the index: each takes its share of a query's index-wide budgets."""
+    typo_caps: TypoCaps = field(default_factory=TypoCaps)
+    """The search's typo lookups as capped over the whole index (shared by a search's contexts)."""
     _records: dict[int, RecordView] = field(default_factory=dict, repr=False)
     _weights: dict[int, int] = field(default_factory=dict, repr=False)
     _word_docs: dict[tuple[str, frozenset[int] | None], BitMap] = field(default_factory=dict, repr=False)

@@ -10,7 +10,7 @@ them apart: the gateway fuses the shards' merged lists (search.md §7.6).
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import partial
 from typing import Any
 
@@ -19,6 +19,7 @@ from pyroaring import BitMap
 from common.documents.projection import VECTORS, select_attributes, vectors_field, without_vectors
 from common.settings.pagination import capped_window, max_total_hits
 from common.timing import Steps, lap
+from common.typo_caps import Found, LookupKey
 from shard.geo.points import geo_distance
 from shard.highlight import NO_MATCH, FormatOptions, HitFormatter, QueryMatcher
 from shard.index.codec import DocumentCodec
@@ -27,9 +28,9 @@ from shard.index.read_cache import CacheRef
 from shard.index.sequence import read_sequences
 from shard.index.settings import Settings, displayed_attributes
 from shard.index.state import load_state
-from shard.query.candidates import negated_documents, query_candidates, query_language
+from shard.query.candidates import negated_documents, query_candidates, stemming_language
 from shard.query.context import SearchContext
-from shard.query.derivations import Derivations, derive
+from shard.query.derivations import Derivations, derive, typo_lookup
 from shard.query.distinct import Distinct, distinct_attribute
 from shard.query.facet_reply import facet_reply
 from shard.query.highlighting import DerivationMatcher
@@ -37,10 +38,12 @@ from shard.query.parse import ParsedQuery, parse_query
 from shard.query.pinned import pinned_documents
 from shard.query.ranking.bm25_rule import BM25, KeywordRanker, term_limit, term_statistics
 from shard.query.ranking.bucket_sort import RankedDoc
+from shard.query.ranking.coverage import count_terms
+from shard.query.ranking.score import hit_scores
 from shard.query.ranking.sort import first_geo_point, query_sort, rule_groups
-from shard.query.ranking.stem_tier import count_terms, hit_scores
 from shard.query.search_filter import filtered_out
 from shard.query.semantic import QueryVector, SemanticLeg, VectorSpace, query_vector
+from shard.query.typos import TypoCaps
 from shard.vector.reads import shown_vectors
 
 Entry = list[Any]
@@ -56,8 +59,8 @@ class SearchResult:
     candidates: int
     max_total_hits: int
     term_counts: list[int] | None = None
-    """With ``countTerms``: each query term's matching documents without its stem, then with it, for
-    the frequency strategy (``stem_tier.count_terms``)."""
+    """With ``countTerms``: each query term's matching documents, for the frequency strategy
+    (``coverage.count_terms``; ``bm25`` adds its statistics, ``bm25_rule.term_statistics``)."""
     facets: dict[str, Any] | None = None
     """With ``facets`` or ``facetSearch``: this shard's counts over the candidates (shard/facet/)."""
     rule_groups: list[dict[str, Any] | None] | None = None
@@ -74,6 +77,10 @@ class SearchResult:
     """Hybrid: the documents either leg keeps."""
     union_facets: dict[str, Any] | None = None
     """Hybrid with ``facets``: the counts over both legs' documents."""
+    capped_typos: tuple[LookupKey, ...] = ()
+    """The typo lookups whose words a cap may cut over the whole index (``typos.TypoCaps``)."""
+    typo_words: list[Found] | None = None
+    """With ``typoLookups``: this shard's words of each lookup, for the gateway to cap index-wide."""
 
 
 VectorLookup = Callable[[int, str], VectorSpace]
@@ -97,22 +104,48 @@ def search(
     """``cached``: the shard's record cache and its generation when ``txn`` began; ``steps``: timed
     when the query asked for ``showPerformanceDetails``; ``shards``: how many shards hold the index;
     ``vectors``: the shard's vector spaces (semantic and hybrid searches)."""
-
-    space_of = partial(vectors, index_id)
-    semantic = query_vector(settings, params, space_of)
+    caps = TypoCaps.from_params(params, shards)
 
     def context() -> SearchContext:
         state = load_state(env, txn, index_id)
         return SearchContext(
-            env, codec, txn, index_id, index_uid, settings, state, cache_ref=cached, shards=shards
+            env,
+            codec,
+            txn,
+            index_id,
+            index_uid,
+            settings,
+            state,
+            cache_ref=cached,
+            shards=shards,
+            typo_caps=caps,
         )
+
+    result = _search(context, params, steps, partial(vectors, index_id))
+    return replace(result, capped_typos=tuple(caps.flagged)) if caps.flagged else result
+
+
+def _search(
+    context: Callable[[], SearchContext],
+    params: dict[str, Any],
+    steps: Steps | None,
+    space_of: Callable[[str], VectorSpace],
+) -> SearchResult:
+    ctx = context()
+    settings = ctx.settings
+    if params.get("typoLookups") is not None:
+        # The gateway caps these lookups over the whole index (gateway/search/typo_caps.py).
+        found = [typo_lookup(ctx, (word, typos, prefix)) for word, typos, prefix in params["typoLookups"]]
+        return SearchResult([], 0, max_total_hits(settings), typo_words=found)
+    semantic = query_vector(settings, params, space_of)
 
     def union(queries: list[dict[str, Any]], scored: bool) -> BitMap:
         """The union of several queries' candidates, each query in its own context."""
-        subs = ({**params, **sub} for sub in queries)
+        subs = [{**params, **sub} for sub in queries]
+        for sub in queries:
+            ctx.typo_caps.settle(sub)  # the words a query's own term-count round settled
         return BitMap.union(BitMap(), *(query_candidates(context(), sub, scored, space_of) for sub in subs))
 
-    ctx = context()
     if params.get("facetUnion") is not None:
         # Facets over several queries' candidates (federated facetsByIndex), before any threshold.
         matched = union(params["facetUnion"], scored=False)
@@ -131,7 +164,7 @@ def search(
     query = parse_query(ctx.analyzer, params.get("q"), locales, term_limit(strategy))
     cap = max_total_hits(settings)
     wanted = sum(capped_window(params.get("offset", 0), params.get("limit", 20), cap))
-    derivations = derive(ctx, query, query_language(ctx, params.get("q"), locales))
+    derivations = derive(ctx, query, stemming_language(ctx, params, strategy))
     lap(steps, "resolve query")
     if params.get("countTerms"):
         counts = (term_statistics if strategy == BM25 else count_terms)(ctx, query, derivations)
@@ -329,7 +362,7 @@ def _entries(
             if positions is not None:
                 hit["_matchesPosition"] = positions
         values = None if distinct is None else distinct.values[doc.doc_id]
-        key, relevancy, shown, groups = hit_scores(doc)
+        key, relevancy, shown, groups = hit_scores(doc.ranks)
         entries.append([sequence, key, relevancy, shown, hit, values, groups])
     return entries
 

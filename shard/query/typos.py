@@ -22,15 +22,15 @@ from __future__ import annotations
 
 import bisect
 import threading
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from functools import lru_cache
+from typing import Any
 
+from common.typo_caps import TYPO_LIMITS, Found, LookupKey, may_pass_cap
 from shard.index.env import Database, Txn, index_prefix
 from shard.query.vocabulary import ID_BYTES, MAX_WORD_CHARS, SUFFIX_BYTES
 
-ONE_TYPO_LIMIT = 150
-TWO_TYPOS_LIMIT = 50
-_LIMITS = (0, ONE_TYPO_LIMIT, TWO_TYPOS_LIMIT)
 _NUL = "\x00"
 _DEAD = 0
 _MAX_CODE_POINT = 0x10FFFF
@@ -310,15 +310,15 @@ def typo_words(
     """
     if not word or max_typos < 1 or len(word) - max_typos > MAX_WORD_CHARS:
         return []  # no stored word (or prefix of one) is that long
-    if max_typos >= len(_LIMITS):
-        raise ValueError(f"at most {len(_LIMITS) - 1} typos are supported, got {max_typos}")
+    if max_typos >= len(TYPO_LIMITS):
+        raise ValueError(f"at most {len(TYPO_LIMITS) - 1} typos are supported, got {max_typos}")
     walk = _Walk(word, max_typos, prefix)
     universal = walk.universal
     moves, bounds = universal.moves, universal.bounds
     keys, contexts, alive = walk.keys, walk.contexts, walk.alive
     start = index_prefix(index_id)
     cursor = txn.cursor(db)
-    counts = [0] * len(_LIMITS)
+    counts = [0] * len(TYPO_LIMITS)
     found: list[tuple[str, int]] = []
     stack = [universal.root]
     planned = walk.next_target("", stack, False)
@@ -348,13 +348,54 @@ def typo_words(
                 break
         if not died:
             typos = walk.typos(len(current), state)
-            if 1 <= typos <= max_typos and counts[typos] < _LIMITS[typos]:
+            if 1 <= typos <= max_typos and counts[typos] < TYPO_LIMITS[typos]:
                 found.append((current, typos))
                 counts[typos] += 1
-                if counts[typos] == _LIMITS[typos]:
+                if counts[typos] == TYPO_LIMITS[typos]:
                     walk.close(typos)
                     alive = walk.alive
                     if walk.done:
                         break
         planned = walk.next_target(current, stack, died)
     return found
+
+
+@dataclass
+class TypoCaps:
+    """The caps of a search's typo lookups, index-wide.
+
+    Each shard looks its words up in its own vocabulary, and keeps per typo count the first
+    ``TYPO_LIMITS`` words in key order: over N shards, a lookup could keep up to N times more words than
+    one shard holding every document, and other ones. When a shard finds more than ``limit / N`` words
+    at some count (else the N shards together cannot pass the limit), it names the lookup
+    (``flagged``); the gateway then asks every shard for its words of that lookup, keeps the first
+    ``limit`` of their union per count, and sends the search again with them (``settled``), which each
+    shard uses instead of its own (``gateway/search/typo_caps.py``).
+    """
+
+    settled: dict[LookupKey, Found | None] = field(default_factory=dict)
+    """The gateway's answers: the index-wide words, or None when the shard's own are right."""
+    shards: int = 1
+    flagged: dict[LookupKey, None] = field(default_factory=dict)
+
+    @classmethod
+    def from_params(cls, params: dict[str, Any], shards: int) -> TypoCaps:
+        caps = cls(shards=shards)
+        caps.settle(params)
+        return caps
+
+    def settle(self, params: dict[str, Any]) -> None:
+        """Take the gateway's answers a query carries (``typoWords``: [word, typos, prefix, words])."""
+        for word, typos, prefix, found in params.get("typoWords") or ():
+            words = None if found is None else tuple((entry[0], entry[1]) for entry in found)
+            self.settled[(word, typos, prefix)] = words
+
+    def lookup(self, key: LookupKey, own: Callable[[], Found]) -> Found:
+        """The lookup's words: the gateway's when it settled them, else this shard's (``own()``)."""
+        words = self.settled.get(key)
+        if words is not None:
+            return words
+        found = own()
+        if self.shards > 1 and key not in self.settled and may_pass_cap(found, self.shards):
+            self.flagged[key] = None
+        return found

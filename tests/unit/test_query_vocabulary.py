@@ -20,9 +20,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pyroaring import BitMap
 
+from common.typo_caps import ONE_TYPO_LIMIT, TWO_TYPOS_LIMIT
 from shard.index.env import StoreEnv, Txn
 from shard.index.postings import encode_bitmap, term_keys
-from shard.query.typos import ONE_TYPO_LIMIT, TWO_TYPOS_LIMIT, typo_words
+from shard.query.typos import typo_words
 from shard.query.vocabulary import PREFIX_LIMIT, prefix_words, word_exists
 
 LIMITS = {1: ONE_TYPO_LIMIT, 2: TWO_TYPOS_LIMIT}
