@@ -1,0 +1,140 @@
+"""``GET /metrics`` (core.md §3.12, issue 25): scraped after a known workload and read with
+prometheus-client's own text parser; the contract's names and labels with their meaning, Sift's own
+per-process figures, the feature gate (launch option and runtime flag) and the key it needs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import httpx
+import pytest
+from prometheus_client.parser import text_string_to_metric_families
+
+from tests.integration.search_support import assert_error
+from tests.support.auth import MASTER_KEY, bearer, create_key, secured_cluster
+from tests.support.client import client_for, switch_features, wait_task
+from tests.support.cluster import RunningCluster
+
+DOCS = [{"id": k, "title": f"book {k}"} for k in range(7)]
+SEARCH = "/indexes/{index_uid}/search"
+DISABLED = (
+    "Getting metrics requires enabling the `metrics` experimental feature. "
+    "See https://github.com/meilisearch/product/discussions/625"
+)
+Samples = dict[tuple[str, frozenset[tuple[str, str]]], float]
+
+
+def scrape(cluster: RunningCluster, key: str | None = None) -> Samples:
+    response = httpx.get(f"{cluster.url}/metrics", headers=bearer(key) if key else {}, timeout=30)
+    assert response.status_code == 200, response.text
+    assert response.headers["content-type"] == "text/plain; version=0.0.4"
+    return {
+        (sample.name, frozenset(sample.labels.items())): sample.value
+        for family in text_string_to_metric_families(response.text)
+        for sample in family.samples
+    }
+
+
+def value(samples: Samples, name: str, **labels: str) -> float:
+    return samples[name, frozenset(labels.items())]
+
+
+@pytest.fixture(scope="module")
+def secured() -> Iterator[RunningCluster]:
+    with secured_cluster("--experimental-enable-metrics", shards=2) as running:
+        yield running
+
+
+def test_counters_after_a_known_workload(secured: RunningCluster) -> None:
+    client = client_for(secured, MASTER_KEY)
+    wait_task(secured, client.index("books").add_documents(DOCS).task_uid, key=MASTER_KEY)
+    for query in ("book", "book 3", "nothing"):
+        client.index("books").search(query)
+    for _ in range(2):
+        missing = httpx.get(f"{secured.url}/indexes/nowhere/search", headers=bearer(MASTER_KEY))
+        assert missing.status_code == 404
+    samples = scrape(secured, MASTER_KEY)
+
+    requests = "meilisearch_http_requests_total"
+    assert value(samples, requests, method="POST", path=SEARCH, status="200") == 3
+    assert value(samples, requests, method="GET", path=SEARCH, status="404") == 2
+    assert value(samples, requests, method="POST", path="/indexes/{index_uid}/documents", status="202") == 1
+    assert value(samples, requests, method="GET", path="/tasks/{task_id}", status="200") >= 1
+    timings = "meilisearch_http_response_time_seconds"
+    assert value(samples, f"{timings}_count", method="POST", path=SEARCH) == 3
+    assert value(samples, f"{timings}_bucket", method="POST", path=SEARCH, le="+Inf") == 3
+    assert value(samples, f"{timings}_bucket", method="POST", path=SEARCH, le="10.0") == 3
+
+    # Each shard's share, summed: 7 documents over 2 shards, one index, one succeeded task.
+    assert value(samples, "meilisearch_index_docs_count", index="books") == len(DOCS)
+    assert value(samples, "meilisearch_index_count") == 1
+    assert value(samples, "meilisearch_nb_tasks", kind="statuses", value="succeeded") == 1
+    assert value(samples, "meilisearch_nb_tasks", kind="statuses", value="enqueued") == 0
+    assert value(samples, "meilisearch_nb_tasks", kind="types", value="documentAdditionOrUpdate") == 1
+    assert value(samples, "meilisearch_nb_tasks", kind="indexes", value="books") == 1
+    assert value(samples, "meilisearch_last_indexed_documents_count", batch_uid="0", index="books") == 7
+    assert (
+        value(
+            samples,
+            "meilisearch_last_finished_batches_progress_trace_ms",
+            batch_uid="0",
+            step_name="processing tasks",
+        )
+        >= 0
+    )
+    assert value(samples, "meilisearch_is_indexing") == 0
+    assert value(samples, "meilisearch_search_queue_size") == 1000
+    assert value(samples, "meilisearch_searches_running") == 0
+    assert value(samples, "meilisearch_task_queue_max_size") == 20 * 1024**3
+    used = value(samples, "meilisearch_task_queue_used_size")
+    assert (
+        value(samples, "meilisearch_task_queue_size_until_stop_registering") == int(0.4 * 20 * 1024**3) - used
+    )
+
+    # Beyond the contract: every process apart, and the contract's sizes as their sum.
+    processes = ("gateway", "scheduler", "shard-0", "shard-1")
+    for process in processes:
+        assert value(samples, "sift_process_resident_memory_bytes", process=process) > 10_000_000
+    backends = processes[1:]
+    own_sizes = sum(value(samples, "sift_lmdb_size_bytes", process=p) for p in backends)
+    assert value(samples, "meilisearch_db_size_bytes") == own_sizes > 0
+    for shard in ("0", "1"):
+        assert value(samples, "sift_shard_search_duration_seconds_count", shard=shard) >= 3
+        assert value(samples, "sift_shard_apply_batch_duration_seconds_count", shard=shard) >= 1
+        peer = f"shard-{shard}"
+        assert value(samples, "sift_grpc_round_trip_seconds_count", peer=peer, method="Search") >= 3
+    assert value(samples, "sift_batch_duration_seconds_count", type="documentAdditionOrUpdate") == 1
+
+    # The scrape itself is counted once it is answered, as the reference counts it.
+    again = scrape(secured, MASTER_KEY)
+    assert value(again, requests, method="GET", path="/metrics", status="200") >= 1
+    assert value(again, requests, method="POST", path=SEARCH, status="200") == 3
+
+
+def test_metrics_need_a_key_with_the_action(secured: RunningCluster) -> None:
+    url = f"{secured.url}/metrics"
+    assert httpx.get(url).json()["code"] == "missing_authorization_header"
+    without = create_key(secured, actions=["search", "stats.get"], indexes=["*"])["key"]
+    refused = httpx.get(url, headers=bearer(without))
+    assert (refused.status_code, refused.json()["code"]) == (403, "invalid_api_key")
+    scoped = create_key(secured, actions=["*"], indexes=["books"])["key"]
+    assert httpx.get(url, headers=bearer(scoped)).json()["message"] == "The provided API key is invalid."
+    allowed = create_key(secured, actions=["metrics.get"], indexes=["*"])["key"]
+    scrape(secured, allowed)
+
+
+def test_enabled_and_disabled_at_runtime() -> None:
+    with RunningCluster(shards=1) as running:
+        url = f"{running.url}/metrics"
+        assert_error(httpx.get(url), "feature_not_enabled", DISABLED)
+        httpx.get(f"{running.url}/version")  # not counted: metrics are off
+        switch_features(running, metrics=True)
+        httpx.get(f"{running.url}/version")
+        samples = scrape(running)
+        assert (
+            value(samples, "meilisearch_http_requests_total", method="GET", path="/version", status="200")
+            == 1
+        )
+        switch_features(running, metrics=False)
+        assert_error(httpx.get(url), "feature_not_enabled", DISABLED)
