@@ -127,6 +127,7 @@ async def stream_logs(request: Request) -> None:
             response = await request.respond(
                 content_type="application/octet-stream", headers={"x-accel-buffering": "no"}
             )
+            await response.send(b"")  # the headers now: Sanic holds them until the first chunk
             async for batch in lines.batches():
                 await response.send(b"".join(line + b"\n" for line in batch))
             await response.eof()
