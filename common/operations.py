@@ -60,8 +60,9 @@ class OperationsService(operations_pb2_grpc.OperationsServicer):
     async def Metrics(
         self, request: json_pb2.JsonRequest, context: grpc.aio.ServicerContext
     ) -> json_pb2.JsonReply:
-        """Collected on a thread: collectors read LMDB and /proc."""
-        families = await asyncio.to_thread(encode, self.registry)
+        """Collected on the event loop: ~1 ms (LMDB statistics, /proc), less than a hop to a thread
+        and back costs on a loaded machine."""
+        families = encode(self.registry)
         return json_pb2.JsonReply(json=orjson.dumps({"families": families}))
 
     async def StreamLogs(

@@ -69,7 +69,10 @@ class Cluster:
         calls = [stream.send(request) for stream in self._searches]
         for shard, call in enumerate(calls):
             call.add_done_callback(functools.partial(self._search_answered, f"shard-{shard}", sent))
-        return list(await asyncio.gather(*calls))
+        replies = list(await asyncio.gather(*calls))
+        if any(reply.degraded for reply in replies):
+            metrics.degraded.inc()
+        return replies
 
     async def ask_scheduler(self, method: str, request: dict[str, Any]) -> Any:
         """Call a JSON-envelope rpc of the scheduler; a contract error in the reply is raised."""

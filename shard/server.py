@@ -165,6 +165,7 @@ class ShardService(shard_pb2_grpc.ShardServicer):
             semantic_hit_documents=semantic_documents,
             union_candidates=result.union_candidates,
             union_facets_json=b"" if result.union_facets is None else orjson.dumps(result.union_facets),
+            degraded=result.degraded,
         )
 
     async def ApplyBatch(

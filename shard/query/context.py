@@ -47,6 +47,9 @@ class SearchContext:
     """The shard's read cache and its generation when the snapshot began (see ``ReadCache``)."""
     shards: int = 1
     """How many shards share the index: each takes its share of a query's index-wide budgets."""
+    timed_out: bool = False
+    """The search cutoff (``searchCutoffMs``, 1.5 s by default) left a bucket unranked: a degraded
+    search, as the reference counts them (``meilisearch_degraded_search_requests``)."""
     _records: dict[int, RecordView] = field(default_factory=dict, repr=False)
     _weights: dict[int, int] = field(default_factory=dict, repr=False)
     _word_docs: dict[tuple[str, frozenset[int] | None], BitMap] = field(default_factory=dict, repr=False)

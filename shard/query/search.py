@@ -74,6 +74,8 @@ class SearchResult:
     """Hybrid: the documents either leg keeps."""
     union_facets: dict[str, Any] | None = None
     """Hybrid with ``facets``: the counts over both legs' documents."""
+    degraded: bool = False
+    """The search cutoff left some of the ranking undone (``SearchContext.timed_out``)."""
 
 
 VectorLookup = Callable[[int, str], VectorSpace]
@@ -213,6 +215,7 @@ def search(
         semantic_entries=semantic_entries,
         union_candidates=union_count,
         union_facets=union_facets,
+        degraded=ctx.timed_out,
     )
 
 

@@ -5,16 +5,18 @@ per-process figures, the feature gate (launch option and runtime flag) and the k
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 
 import httpx
 import pytest
+from prometheus_client.metrics_core import Metric
 from prometheus_client.parser import text_string_to_metric_families
 
 from tests.integration.search_support import assert_error
 from tests.support.auth import MASTER_KEY, bearer, create_key, secured_cluster
 from tests.support.client import client_for, switch_features, wait_task
-from tests.support.cluster import RunningCluster
+from tests.support.cluster import REPO_ROOT, RunningCluster
 
 DOCS = [{"id": k, "title": f"book {k}"} for k in range(7)]
 SEARCH = "/indexes/{index_uid}/search"
@@ -34,6 +36,12 @@ def scrape(cluster: RunningCluster, key: str | None = None) -> Samples:
         for family in text_string_to_metric_families(response.text)
         for sample in family.samples
     }
+
+
+def _names(family: Metric) -> set[str]:
+    """The family's sample names, and those it would have (``_total``, buckets) without samples yet."""
+    suffixes = {"counter": ("_total",), "histogram": ("_bucket", "_sum", "_count")}.get(family.type, ("",))
+    return {sample.name for sample in family.samples} | {family.name + suffix for suffix in suffixes}
 
 
 def value(samples: Samples, name: str, **labels: str) -> float:
@@ -110,6 +118,28 @@ def test_counters_after_a_known_workload(secured: RunningCluster) -> None:
     again = scrape(secured, MASTER_KEY)
     assert value(again, requests, method="GET", path="/metrics", status="200") >= 1
     assert value(again, requests, method="POST", path=SEARCH, status="200") == 3
+
+
+def test_degraded_searches_are_counted(secured: RunningCluster) -> None:
+    """A search the cutoff stops before its ranking is done (``searchCutoffMs: 0``) counts once."""
+    client = client_for(secured, MASTER_KEY)
+    before = value(scrape(secured, MASTER_KEY), "meilisearch_degraded_search_requests")
+    client.index("books").search("book 3")
+    assert value(scrape(secured, MASTER_KEY), "meilisearch_degraded_search_requests") == before
+    task = client.index("books").update_settings({"searchCutoffMs": 0})
+    wait_task(secured, task.task_uid, key=MASTER_KEY)
+    client.index("books").search("book 3")
+    assert value(scrape(secured, MASTER_KEY), "meilisearch_degraded_search_requests") == before + 1
+
+
+def test_the_dashboard_reads_served_metrics(secured: RunningCluster) -> None:
+    """Every series deploy/grafana-dashboard.json queries is one /metrics serves."""
+    text = httpx.get(f"{secured.url}/metrics", headers=bearer(MASTER_KEY)).text
+    served = {name for family in text_string_to_metric_families(text) for name in _names(family)}
+    dashboard = (REPO_ROOT / "deploy" / "grafana-dashboard.json").read_text()
+    queried = set(re.findall(r"\b((?:meilisearch|sift)_[a-z_]+)", dashboard))
+    assert len(queried) > 25
+    assert not queried - served, sorted(queried - served)
 
 
 def test_metrics_need_a_key_with_the_action(secured: RunningCluster) -> None:
