@@ -4,10 +4,10 @@ One cluster holds ``--indexes`` indexes of ``--documents`` synthetic documents e
 between the ``metrics`` feature off and on (``PATCH /experimental-features``), each a ``wrk`` load of
 ``--connections`` clients for ``--duration`` s on keyword searches over the indexes; while metrics are
 on, a scraper thread reads ``/metrics`` every ``--scrape-interval`` s (Prometheus scrapes every 15 s by
-default, so 1 s overstates the cost). Printed per run: requests per second and p50/p99, and for the
-scrapes under load their median and highest time; then the medians over runs, the median of each
-run pair's ratio, and the scrape time on an idle cluster (median and p90 of 20 scrapes).
-"""
+default, so 1 s overstates the cost). Printed per run: requests per second, p50/p99 and the cluster's
+CPU per request, and for the scrapes under load their median and highest time; then the medians over
+runs, the median of each run pair's ratio, and the scrape time on an idle cluster (median and p90 of
+40 scrapes, and the cluster's CPU time per scrape, which the machine's other load does not stretch)."""
 
 from __future__ import annotations
 
@@ -33,6 +33,7 @@ _WORDS = [
     "engine", "mirror", "valley", "island", "window", "thunder", "lantern", "orchard", "meadow", "castle",
     "bridge", "candle", "desert", "ocean", "falcon",
 ]  # fmt: skip
+_IDLE_SCRAPES = 40
 _QUERIES = ("river", "stone garden", "winter mark", "silver lettre", "harbor forest shadow", "lantern")
 
 
@@ -157,8 +158,11 @@ def main() -> None:
                     ),
                     flush=True,
                 )
-        served, served_ms = _served_scrapes(cluster.url)  # the last run's scrapes, under load
-        idle = sorted(_scrape(cluster.url) for _ in range(20))
+        served, served_ms = _served_scrapes(cluster.url)  # the scrapes under load
+        time.sleep(1)
+        before = cpu_seconds(pids)
+        idle = sorted(_scrape(cluster.url) for _ in range(_IDLE_SCRAPES))
+        scrape_cpu_ms = 1000 * (cpu_seconds(pids) - before) / _IDLE_SCRAPES
     off, on = (statistics.median(r["rps"] for r in results[kind]) for kind in ("off", "on"))
     pairs = list(zip(results["off"], results["on"], strict=True))
     ratio = statistics.median(b["rps"] / a["rps"] for a, b in pairs)
@@ -169,7 +173,8 @@ def main() -> None:
         f"cluster CPU per request on/off median ratio {cpu:.3f} ({100 * (cpu - 1):+.1f} %); "
         f"idle scrape with {args.indexes} indexes: median {statistics.median(idle):.1f} ms, "
         f"p90 {idle[int(0.9 * len(idle))]:.1f} ms (client side); the {served} scrapes under load took "
-        f"{served_ms:.1f} ms on average in the gateway; load average {os.getloadavg()[0]:.1f}"
+        f"{served_ms:.1f} ms on average in the gateway; an idle scrape costs the cluster "
+        f"{scrape_cpu_ms:.1f} ms of CPU; load average {os.getloadavg()[0]:.1f}"
     )
 
 

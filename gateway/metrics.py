@@ -135,13 +135,16 @@ class GatewayMetrics:
             self.response_time.labels(method, path).observe(time.perf_counter() - arrived)
 
     async def exposition(self, operations: list[tuple[str, operations_pb2_grpc.OperationsStub]]) -> bytes:
-        """Every process's registry, merged: the scheduler's and shards' asked concurrently."""
+        """Every process's registry, merged: the scheduler's and shards' asked concurrently, the
+        gateway's own collected while they answer."""
         request = json_pb2.JsonRequest(json=b"{}")
-        replies = await asyncio.gather(
+        calls = asyncio.gather(
             *(stub.Metrics(request, wait_for_ready=True, timeout=10) for _, stub in operations)
         )
-        families = [orjson.loads(reply.json)["families"] for reply in replies]
-        return render(merge([encode(self.registry), *families]))
+        await asyncio.sleep(0)  # the calls go out before the gateway's own collection
+        own = encode(self.registry)
+        families = [orjson.loads(reply.json)["families"] for reply in await calls]
+        return render(merge([own, *families]))
 
 
 class _SearchQueue(Collector):
