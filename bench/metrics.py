@@ -16,15 +16,21 @@ import os
 import statistics
 import threading
 import time
+import timeit
+from functools import partial
+from types import SimpleNamespace
 from typing import Any
 
 import httpx
 import orjson
+from prometheus_client import Histogram
 from prometheus_client.parser import text_string_to_metric_families
 
 from bench import wrk
 from bench.loadgen import Request
 from bench.procstat import cluster_processes, cpu_seconds
+from gateway.metrics import GatewayMetrics
+from gateway.search.queue import SearchQueue
 from tests.support.client import switch_features, wait_task
 from tests.support.cluster import RunningCluster
 
@@ -79,6 +85,39 @@ def _served_scrapes(url: str) -> tuple[int, float]:
     }
     count = int(found.get("meilisearch_http_response_time_seconds_count", 0))
     return count, 1000 * found.get("meilisearch_http_response_time_seconds_sum", 0.0) / max(count, 1)
+
+
+class _On:
+    """Features with ``metrics`` on, for the in-process timing."""
+
+    def enabled(self, name: str) -> bool:
+        return True
+
+
+def instrumentation_us(shards: int, repeat: int = 20_000) -> float:
+    """What metrics add to one search, timed in process: the gateway's request counter and time, its
+    round trip per shard (the done-callback ``Cluster.search`` adds and its observation), each shard's
+    search time; microseconds per search."""
+    metrics = GatewayMetrics(_On(), SearchQueue(1, 1, 1.0))  # type: ignore[arg-type]
+    shard_seconds = Histogram("bench_shard_seconds", "", ["shard"], registry=None).labels("0")
+    route = SimpleNamespace(path="indexes/<index_uid:str>/search")
+    request = SimpleNamespace(
+        route=route, method="POST", path="/indexes/x/search", arrived=time.perf_counter()
+    )
+    response = SimpleNamespace(status=200)
+
+    def answered(peer: str, sent: float, _call: object) -> None:
+        if metrics.active:
+            metrics.round_trip_of(peer, "Search").observe(time.perf_counter() - sent)
+
+    def one_search() -> None:
+        sent = time.perf_counter()
+        for k in range(shards):
+            partial(answered, f"shard-{k}", sent)(None)
+            shard_seconds.observe(0.001)
+        metrics.record_response(request, response)  # type: ignore[arg-type]
+
+    return timeit.timeit(one_search, number=repeat) / repeat * 1e6
 
 
 class _Scraper(threading.Thread):
@@ -164,6 +203,8 @@ def main() -> None:
         idle = sorted(_scrape(cluster.url) for _ in range(_IDLE_SCRAPES))
         scrape_cpu_ms = 1000 * (cpu_seconds(pids) - before) / _IDLE_SCRAPES
     off, on = (statistics.median(r["rps"] for r in results[kind]) for kind in ("off", "on"))
+    added_us = statistics.median(instrumentation_us(args.shards) for _ in range(5))
+    cpu_off = statistics.median(r["cpu_ms_per_request"] for r in results["off"])
     pairs = list(zip(results["off"], results["on"], strict=True))
     ratio = statistics.median(b["rps"] / a["rps"] for a, b in pairs)
     cpu = statistics.median(b["cpu_ms_per_request"] / a["cpu_ms_per_request"] for a, b in pairs)
@@ -171,6 +212,8 @@ def main() -> None:
         f"median of {args.runs}: {off:.0f} req/s with metrics off, {on:.0f} req/s on and scraped every "
         f"{args.scrape_interval:g} s (median run-pair ratio {ratio:.3f}, cost {100 * (1 - ratio):.1f} %); "
         f"cluster CPU per request on/off median ratio {cpu:.3f} ({100 * (cpu - 1):+.1f} %); "
+        f"instrumentation timed in process {added_us:.1f} µs per search = "
+        f"{added_us / (10 * cpu_off):.2f} % of the {cpu_off:.2f} ms the cluster spends on one; "
         f"idle scrape with {args.indexes} indexes: median {statistics.median(idle):.1f} ms, "
         f"p90 {idle[int(0.9 * len(idle))]:.1f} ms (client side); the {served} scrapes under load took "
         f"{served_ms:.1f} ms on average in the gateway; an idle scrape costs the cluster "

@@ -58,7 +58,7 @@ class Cluster:
     def _timed(self, peer: str, method: str, sent: float) -> None:
         metrics = self.metrics
         if metrics is not None and metrics.active:
-            metrics.round_trip.labels(peer, method).observe(time.perf_counter() - sent)
+            metrics.round_trip_of(peer, method).observe(time.perf_counter() - sent)
 
     async def search(self, request: shard_pb2.SearchRequest) -> list[shard_pb2.SearchReply]:
         """Every shard at once: the fan-out cost is one round trip, not N."""

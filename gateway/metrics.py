@@ -110,6 +110,16 @@ class GatewayMetrics:
         registry.register(_SearchQueue(queue))
         registry.register(ProcessMetrics("gateway"))
         self._labels: dict[str, str] = {}
+        self._children: dict[tuple[str, str, int], tuple[Any, Any]] = {}
+        """Each label set's counter and histogram, found once: ``labels()`` takes a lock each time."""
+        self._round_trips: dict[tuple[str, str], Any] = {}
+
+    def round_trip_of(self, peer: str, method: str) -> Any:
+        """The round-trip histogram of a peer and method (its child kept, as in ``record_response``)."""
+        child = self._round_trips.get((peer, method))
+        if child is None:
+            child = self._round_trips[peer, method] = self.round_trip.labels(peer, method)
+        return child
 
     @property
     def active(self) -> bool:
@@ -128,11 +138,18 @@ class GatewayMetrics:
             path = self._labels.get(route.path) or self._labels.setdefault(
                 route.path, route_label(route.path)
             )
-        method = request.method
-        self.requests.labels(method, path, str(response.status)).inc()
+        key = (request.method, path, response.status)
+        children = self._children.get(key)
+        if children is None:
+            method = request.method
+            children = self._children[key] = (
+                self.requests.labels(method, path, str(response.status)),
+                self.response_time.labels(method, path),
+            )
+        children[0].inc()
         arrived = getattr(request, "arrived", None)
         if arrived is not None:
-            self.response_time.labels(method, path).observe(time.perf_counter() - arrived)
+            children[1].observe(time.perf_counter() - arrived)
 
     async def exposition(self, operations: list[tuple[str, operations_pb2_grpc.OperationsStub]]) -> bytes:
         """Every process's registry, merged: the scheduler's and shards' asked concurrently, the

@@ -92,7 +92,7 @@ def test_json_stream_gathers_every_process_until_deleted(cluster: RunningCluster
         _workload(cluster, "json_stream")
 
         def every_process(lines: list[str]) -> bool:
-            return PROCESSES <= {orjson.loads(line)["process"] for line in lines if line}
+            return {orjson.loads(line)["process"] for line in lines if line} >= PROCESSES
 
         listener.wait_for(every_process)
         records = [orjson.loads(line) for line in listener.lines if line]
