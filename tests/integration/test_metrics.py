@@ -6,6 +6,7 @@ per-process figures, the feature gate (launch option and runtime flag) and the k
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Iterator
 
 import httpx
@@ -17,6 +18,7 @@ from tests.integration.search_support import assert_error
 from tests.support.auth import MASTER_KEY, bearer, create_key, secured_cluster
 from tests.support.client import client_for, switch_features, wait_task
 from tests.support.cluster import REPO_ROOT, RunningCluster
+from tests.support.receiver import Receiver
 
 DOCS = [{"id": k, "title": f"book {k}"} for k in range(7)]
 SEARCH = "/indexes/{index_uid}/search"
@@ -50,7 +52,8 @@ def value(samples: Samples, name: str, **labels: str) -> float:
 
 @pytest.fixture(scope="module")
 def secured() -> Iterator[RunningCluster]:
-    with secured_cluster("--experimental-enable-metrics", shards=2) as running:
+    options = ("--experimental-enable-metrics", "--experimental-allowed-ip-networks", "127.0.0.0/8")
+    with secured_cluster(*options, shards=2) as running:
         yield running
 
 
@@ -152,6 +155,26 @@ def test_metrics_need_a_key_with_the_action(secured: RunningCluster) -> None:
     assert httpx.get(url, headers=bearer(scoped)).json()["message"] == "The provided API key is invalid."
     allowed = create_key(secured, actions=["metrics.get"], indexes=["*"])["key"]
     scrape(secured, allowed)
+
+
+def test_webhook_deliveries_are_counted_by_outcome(secured: RunningCluster) -> None:
+    client = client_for(secured, MASTER_KEY)
+    with Receiver() as receiver:
+        created = httpx.post(
+            f"{secured.url}/webhooks", json={"url": receiver.url}, headers=bearer(MASTER_KEY)
+        ).json()
+        try:
+            wait_task(secured, client.index("notified").add_documents([{"id": 1}]).task_uid, key=MASTER_KEY)
+            receiver.wait_for(1)
+            deadline = time.monotonic() + 10
+            while True:  # the outcome is counted once the delivery's answer is in
+                samples = scrape(secured, MASTER_KEY)
+                if samples.get(("sift_webhook_deliveries_total", frozenset({("outcome", "delivered")}))):
+                    break
+                assert time.monotonic() < deadline, "no delivered notification counted"
+                time.sleep(0.1)
+        finally:
+            httpx.delete(f"{secured.url}/webhooks/{created['uuid']}", headers=bearer(MASTER_KEY))
 
 
 def test_enabled_and_disabled_at_runtime() -> None:
