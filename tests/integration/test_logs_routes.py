@@ -134,6 +134,30 @@ def test_a_client_leaving_frees_the_stream(cluster: RunningCluster) -> None:
     assert second.ended()
 
 
+def test_a_stream_follows_a_restarted_shard(cluster: RunningCluster) -> None:
+    listener = Listener(cluster, {"target": "shard=debug", "mode": "json"})
+    try:
+        old = cluster.kill_backend("shard-1")
+        cluster.wait_replaced("shard-1", old)
+        started = len(listener.lines)
+
+        def from_the_new_shard() -> bool:
+            records = [orjson.loads(line) for line in listener.lines[started:] if line]
+            return any(
+                r["process"] == "shard-1" and r["fields"]["message"] == "batch applied" for r in records
+            )
+
+        # The gateway reattaches within a second or so: what the shard logs before is not streamed.
+        deadline = time.monotonic() + 30
+        while not from_the_new_shard():
+            assert time.monotonic() < deadline, listener.lines[started:]
+            _workload(cluster, "restarted_stream")
+            time.sleep(0.5)
+    finally:
+        _stop(cluster)
+    assert listener.ended()
+
+
 def test_stderr_level_change_reaches_scheduler_and_shards(cluster: RunningCluster) -> None:
     def debug_lines(since: int, process: str) -> list[str]:
         return [line for line in cluster.output[since:] if "[debug" in line and f"process={process}" in line]
