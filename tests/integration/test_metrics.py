@@ -6,10 +6,14 @@ per-process figures, the feature gate (launch option and runtime flag) and the k
 from __future__ import annotations
 
 import re
+import threading
 import time
 from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
 
 import httpx
+import orjson
 import pytest
 from prometheus_client.metrics_core import Metric
 from prometheus_client.parser import text_string_to_metric_families
@@ -175,6 +179,64 @@ def test_webhook_deliveries_are_counted_by_outcome(secured: RunningCluster) -> N
                 time.sleep(0.1)
         finally:
             httpx.delete(f"{secured.url}/webhooks/{created['uuid']}", headers=bearer(MASTER_KEY))
+
+
+class SlowEmbedder:
+    """A REST embedding provider on loopback answering after ``delay`` s: a batch embedding documents
+    stays running meanwhile."""
+
+    def __init__(self, delay: float) -> None:
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                texts = orjson.loads(self.rfile.read(int(self.headers["Content-Length"])))["input"]
+                time.sleep(delay)
+                body = orjson.dumps({"data": [[0.1, 0.2, 0.3] for _ in texts]})
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, format: str, *args: Any) -> None:
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/embed"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+
+def test_a_running_batch_shows(secured: RunningCluster) -> None:
+    embedder = SlowEmbedder(delay=3)
+    try:
+        client = client_for(secured, MASTER_KEY)
+        settings = {
+            "source": "rest",
+            "url": embedder.url,
+            "request": {"input": ["{{text}}", "{{..}}"]},
+            "response": {"data": ["{{embedding}}", "{{..}}"]},
+            "dimensions": 3,
+        }
+        task = client.index("embedded").update_settings({"embedders": {"slow": settings}})
+        wait_task(secured, task.task_uid, key=MASTER_KEY)
+        task = client.index("embedded").add_documents([{"id": 1, "title": "slow"}])
+        deadline = time.monotonic() + 10
+        while value(samples := scrape(secured, MASTER_KEY), "meilisearch_is_indexing") != 1:
+            assert time.monotonic() < deadline, "no batch seen running"
+            time.sleep(0.05)
+        assert value(samples, "meilisearch_nb_tasks", kind="statuses", value="processing") == 1
+        running = {
+            dict(labels)["step_name"]: sample
+            for (name, labels), sample in samples.items()
+            if name == "meilisearch_batch_running_progress_trace"
+        }
+        assert 0 <= running["processing tasks"] <= 1, running
+        assert wait_task(secured, task.task_uid, key=MASTER_KEY)["status"] == "succeeded"
+        after = scrape(secured, MASTER_KEY)
+        assert value(after, "meilisearch_is_indexing") == 0
+        assert value(after, "meilisearch_nb_tasks", kind="statuses", value="processing") == 0
+        assert not [name for name, _ in after if name == "meilisearch_batch_running_progress_trace"]
+    finally:
+        embedder.server.shutdown()
 
 
 def test_enabled_and_disabled_at_runtime() -> None:
