@@ -99,6 +99,7 @@ def test_counters_after_a_known_workload(secured: RunningCluster) -> None:
         >= 0
     )
     assert value(samples, "meilisearch_is_indexing") == 0
+    assert time.time() - 120 < value(samples, "meilisearch_last_update") <= time.time()
     assert value(samples, "meilisearch_search_queue_size") == 1000
     assert value(samples, "meilisearch_searches_running") == 0
     assert value(samples, "meilisearch_task_queue_max_size") == 20 * 1024**3
