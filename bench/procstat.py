@@ -44,6 +44,11 @@ def _cpu_ticks(pid: int) -> int | None:
     return int(fields[11]) + int(fields[12])  # utime, stime (fields 14 and 15 of proc(5))
 
 
+def cpu_seconds(pids: Iterable[int]) -> float:
+    """User and system CPU time the processes have used so far (those gone count 0)."""
+    return sum(_cpu_ticks(pid) or 0 for pid in pids) / os.sysconf("SC_CLK_TCK")
+
+
 def _status_kib(pid: int, key: bytes) -> int | None:
     try:
         with open(_PROC / str(pid) / "status", "rb") as status:

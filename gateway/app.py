@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-from sanic import Request, Sanic
+import logging
+
+from sanic import HTTPResponse, Request, Sanic
 
 from common.config import Config
 from common.layout import DataLayout
-from common.logging import get_logger
+from common.logging import enabled, get_logger
 from common.tls import server_context
 from gateway.auth.actions import PUBLIC
 from gateway.auth.guard import Guard
@@ -18,6 +20,7 @@ from gateway.http import cors
 from gateway.http.body import decode_body
 from gateway.http.errors import handle_exception
 from gateway.http.routing import PREFLIGHT_PATH, GatewayRouter
+from gateway.metrics import GatewayMetrics, TimedRequest
 from gateway.replication import keep_task_headers
 from gateway.routes import (
     document_edition,
@@ -30,6 +33,8 @@ from gateway.routes import (
     health,
     indexes,
     keys,
+    logs,
+    metrics,
     multi_search,
     network,
     render,
@@ -43,6 +48,7 @@ from gateway.routes import (
     version,
     webhooks,
 )
+from gateway.routes.logs import LogStreams
 from gateway.search.personalize import Reranker
 from gateway.search.queue import SearchQueue
 
@@ -50,7 +56,7 @@ log = get_logger(__name__)
 
 
 def create_app(config: Config, name: str = "sift") -> Sanic:
-    app = Sanic(name, router=GatewayRouter(), configure_logging=False)
+    app = Sanic(name, router=GatewayRouter(), configure_logging=False, request_class=TimedRequest)
     app.config.REQUEST_MAX_SIZE = config.http_payload_size_limit
     app.config.NOISY_EXCEPTIONS = False
     app.ctx.config = config
@@ -60,6 +66,8 @@ def create_app(config: Config, name: str = "sift") -> Sanic:
     app.ctx.guard = Guard(config.master_key, app.ctx.keys)
     app.ctx.features = RuntimeFeatures(config)
     app.ctx.reranker = Reranker.from_config(config)
+    app.ctx.metrics = GatewayMetrics(app.ctx.features, app.ctx.search_queue)
+    app.ctx.log_streams = LogStreams()
     routes = (health, version, indexes, documents, settings, tasks, stats, search, facet_search, multi_search)
     for module in (
         *routes,
@@ -74,6 +82,8 @@ def create_app(config: Config, name: str = "sift") -> Sanic:
         dumps,
         snapshots,
         similar,
+        metrics,
+        logs,
         unsupported,
     ):
         app.blueprint(module.bp)
@@ -84,10 +94,12 @@ def create_app(config: Config, name: str = "sift") -> Sanic:
         app.on_request(keep_task_headers)
     app.on_request(_decode_request_body)
     app.on_response(cors.add_cors_headers)
+    app.on_response(_record_response)
 
     @app.before_server_start
     async def connect(app: Sanic) -> None:
         app.ctx.cluster = Cluster(DataLayout(config.db_path), config.shards)
+        app.ctx.cluster.metrics = app.ctx.metrics
         # The gateway is the only process that changes keys and features: loaded once here, kept current
         # after.
         app.ctx.keys.replace_all((await app.ctx.cluster.ask_scheduler("ListKeys", {}))["results"])
@@ -100,6 +112,14 @@ def create_app(config: Config, name: str = "sift") -> Sanic:
             await app.ctx.reranker.close()
 
     return app
+
+
+def _record_response(request: Request, response: HTTPResponse) -> None:
+    metrics: GatewayMetrics = request.app.ctx.metrics
+    metrics.record_response(request, response)
+    if enabled(logging.DEBUG):
+        status = response.status
+        log.debug("HTTP request", method=request.method, path=request.path, status=status)
 
 
 def _decode_request_body(request: Request) -> None:

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+import functools
+import time
+from typing import TYPE_CHECKING, Any
 
 import grpc
 import orjson
@@ -11,13 +13,24 @@ import orjson
 from common.errors import ApiError
 from common.layout import DataLayout
 from common.partition import shard_of
-from common.rpc import health_pb2, json_pb2, scheduler_pb2, scheduler_pb2_grpc, shard_pb2, shard_pb2_grpc
+from common.rpc import (
+    health_pb2,
+    json_pb2,
+    operations_pb2_grpc,
+    scheduler_pb2,
+    scheduler_pb2_grpc,
+    shard_pb2,
+    shard_pb2_grpc,
+)
 from common.rpc.channels import aio_channel
 from gateway.replication import task_headers
 from gateway.search_stream import SearchStream, SearchStreamBroken
 
 RESEND_WAIT = 30.0
 """Seconds a search caught by a shard's death waits for it to be back (a unary call's timeout)."""
+
+if TYPE_CHECKING:
+    from gateway.metrics import GatewayMetrics
 
 
 class Cluster:
@@ -31,21 +44,54 @@ class Cluster:
         self.shards = [shard_pb2_grpc.ShardStub(channel) for channel in self._channels]
         self.scheduler = scheduler_pb2_grpc.SchedulerStub(self._scheduler_channel)
         self._searches = [SearchStream(shard) for shard in self.shards]
+        self.operations = [
+            (name, operations_pb2_grpc.OperationsStub(channel))
+            for name, channel in [("scheduler", self._scheduler_channel), *self._shard_channels()]
+        ]
+        """Every backend's ``Operations`` service (``/metrics``, ``/logs``), by process name."""
+        self.metrics: GatewayMetrics | None = None
+        """Where round trips are timed while the ``metrics`` feature is on."""
+
+    def _shard_channels(self) -> list[tuple[str, grpc.aio.Channel]]:
+        return [(f"shard-{k}", channel) for k, channel in enumerate(self._channels)]
+
+    def _search_answered(self, peer: str, sent: float, _call: asyncio.Future[Any]) -> None:
+        self._timed(peer, "Search", sent)
+
+    def _timed(self, peer: str, method: str, sent: float) -> None:
+        metrics = self.metrics
+        if metrics is not None and metrics.active:
+            metrics.round_trip_of(peer, method).observe(time.perf_counter() - sent)
 
     async def search(self, request: shard_pb2.SearchRequest) -> list[shard_pb2.SearchReply]:
         """Every shard at once: the fan-out cost is one round trip, not N. A search is read-only,
         so one whose stream broke (its shard died) is sent again on a new stream, which waits
         for the restarted shard, instead of failing."""
         try:
-            return list(await asyncio.gather(*(stream.send(request) for stream in self._searches)))
+            return await self._search_once(request)
         except SearchStreamBroken:
             async with asyncio.timeout(RESEND_WAIT):
-                return list(await asyncio.gather(*(stream.send(request) for stream in self._searches)))
+                return await self._search_once(request)
+
+    async def _search_once(self, request: shard_pb2.SearchRequest) -> list[shard_pb2.SearchReply]:
+        metrics = self.metrics
+        if metrics is None or not metrics.active:
+            return list(await asyncio.gather(*(stream.send(request) for stream in self._searches)))
+        sent = time.perf_counter()
+        calls = [stream.send(request) for stream in self._searches]
+        for shard, call in enumerate(calls):
+            call.add_done_callback(functools.partial(self._search_answered, f"shard-{shard}", sent))
+        replies = list(await asyncio.gather(*calls))
+        if any(reply.degraded for reply in replies):
+            metrics.degraded.inc()
+        return replies
 
     async def ask_scheduler(self, method: str, request: dict[str, Any]) -> Any:
         """Call a JSON-envelope rpc of the scheduler; a contract error in the reply is raised."""
         rpc = getattr(self.scheduler, method)
+        sent = time.perf_counter()
         reply = await rpc(json_pb2.JsonRequest(json=orjson.dumps(request)), wait_for_ready=True, timeout=30)
+        self._timed("scheduler", method, sent)
         return _unwrap(reply)
 
     async def register_task(
@@ -71,9 +117,11 @@ class Cluster:
     async def ask_shards(self, method: str, request: dict[str, Any]) -> list[Any]:
         """The same JSON-envelope rpc on every shard, concurrently; replies in shard order."""
         message = json_pb2.JsonRequest(json=orjson.dumps(request))
+        sent = time.perf_counter()
         replies = await asyncio.gather(
             *(getattr(shard, method)(message, wait_for_ready=True, timeout=30) for shard in self.shards)
         )
+        self._timed("shards", method, sent)  # the slowest shard's
         return [_unwrap(reply) for reply in replies]
 
     async def get_document(self, index_uid: str, external_id: str, retrieve_vectors: bool = False) -> Any:

@@ -15,6 +15,7 @@ at once costs one attempt per backoff step, not one per notification and step.
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
 import hashlib
 import heapq
@@ -82,6 +83,8 @@ class Deliverer:
         """Webhooks whose last attempt failed and was retried: consecutive failures."""
         self._probes: dict[str, Delivery] = {}
         self._parked: dict[str, list[Delivery]] = {}
+        self.outcomes: collections.Counter[str] = collections.Counter()
+        """Deliveries ended since start, by outcome (``sift_webhook_deliveries_total``)."""
 
     @classmethod
     def from_config(cls, outbox: Outbox, webhooks: WebhookCatalog, config: Config) -> Deliverer:
@@ -217,8 +220,8 @@ class Deliverer:
 
     def _end(self, delivery: Delivery, outcome: str, **details: Any) -> None:
         """The one place a delivery ends: its row leaves the outbox (soon, with others that end by
-        then) and the outcome is logged. The ``/metrics`` route (issue 25) is to count outcomes here,
-        by ``outcome``."""
+        then), the outcome is logged and counted for ``/metrics``."""
+        self.outcomes[outcome] += 1
         if not self._ended:
             asyncio.get_running_loop().call_later(REMOVAL_DELAY_S, self._remove_ended)
         self._ended.append(delivery)

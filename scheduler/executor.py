@@ -38,7 +38,7 @@ from scheduler.prepare import (
     apply_in_two_phases,
     needs_two_phases,
 )
-from scheduler.progress import TOP_STEPS, Progress
+from scheduler.progress import TOP_STEPS, FinishedBatch, Progress
 from scheduler.queries import Processing
 from scheduler.rules import RULE_TASK_TYPES, run_rules_batch
 from scheduler.settings import run_settings_batch
@@ -84,6 +84,8 @@ class Executor:
         """Whether the running batch was in flight when the scheduler started: shards may have
         committed it under a decision that was not recorded, so it cannot be canceled."""
         self.before_batch: Callable[[], Awaitable[None]] = _nothing
+        self.on_finished: Callable[[FinishedBatch], None] | None = None
+        """Told of every batch once committed (``scheduler/metrics.py``)."""
         self.dump_dir = Path("dumps")
         """``--dump-dir``, where ``dumpCreation`` writes."""
 
@@ -103,6 +105,7 @@ class Executor:
                 await self.wake.wait()
                 continue
             batch_uid = self.store.get_meta("next_batch_uid", 0)
+            log.debug("batch planned", batch_uid=batch_uid, tasks=len(plan.tasks), strategy=plan.strategy)
             started = now_ns()
             with self.store.write() as txn:
                 txn.set_meta("next_batch_uid", batch_uid + 1)
@@ -149,9 +152,18 @@ class Executor:
             log.error("batch failed", batch_uid=batch_uid, exc_info=error)
             failure = batch_error(error).to_dict()
             outcomes, catalog = {t["uid"]: Outcome(FAILED, error=failure) for t in plan.tasks}, []
-        self._commit(plan, batch_uid, started, outcomes, catalog, self.processing.progress)
+        progress = self.processing.progress
+        self._commit(plan, batch_uid, started, outcomes, catalog, progress)
         self.processing = None
         self._decision = None
+        finished = FinishedBatch(batch_uid, plan.tasks, outcomes, now_ns() - started, progress.durations_ns())
+        failed = sum(outcome.status == FAILED for outcome in outcomes.values())
+        log.info(
+            "batch processed", batch_uid=batch_uid, tasks=len(outcomes), failed=failed,
+            ms=round(finished.duration_ns / 1e6, 1),
+        )  # fmt: skip
+        if self.on_finished is not None:
+            self.on_finished(finished)
 
     @property
     def _started_ns(self) -> int:

@@ -9,8 +9,9 @@ from common.config import Config
 from common.dump.writer import remove_leftovers as remove_dump_leftovers
 from common.layout import DataLayout
 from common.logging import get_logger
+from common.operations import add_operations
 from common.process import wait_for_stop_signal
-from common.rpc import scheduler_pb2, scheduler_pb2_grpc
+from common.rpc import operations_pb2, scheduler_pb2, scheduler_pb2_grpc
 from common.rpc.channels import aio_server
 from common.rpc.operators import OperatorServices
 from scheduler.batching import Limits
@@ -20,6 +21,7 @@ from scheduler.delivery import Deliverer
 from scheduler.executor import Executor
 from scheduler.features import FeatureCatalog
 from scheduler.keys import KeyCatalog
+from scheduler.metrics import SchedulerMetrics
 from scheduler.objstore import ObjectStorage, snapshot_uploader
 from scheduler.outbox import Outbox
 from scheduler.server import SchedulerService
@@ -55,7 +57,12 @@ async def serve(config: Config) -> None:
     service = SchedulerService(store, executor, keys, FeatureCatalog(store), webhooks)
     server = aio_server(layout.scheduler_socket)
     scheduler_pb2_grpc.add_SchedulerServicer_to_server(service, server)
-    operators = OperatorServices(server, scheduler_pb2.DESCRIPTOR.services_by_name["Scheduler"].full_name)
+    operators = OperatorServices(
+        server,
+        scheduler_pb2.DESCRIPTOR.services_by_name["Scheduler"].full_name,
+        operations_pb2.DESCRIPTOR.services_by_name["Operations"].full_name,
+    )
+    add_operations(server, SchedulerMetrics(store, executor, deliverer).registry)
     if not config.experimental_replication_parameters:
         # With replication parameters, task uids are the replicas' business: none is deleted here.
         executor.before_batch = lambda: cleanup_old_tasks(store, service)

@@ -14,6 +14,7 @@ import time
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
+from typing import Any
 
 from common.timing import human_duration
 
@@ -85,6 +86,10 @@ class Progress:
         ]
         return {"steps": steps, "percentage": percentage}
 
+    def durations_ns(self) -> dict[str, int]:
+        """The finished steps' durations in nanoseconds, by path (``trace``'s order)."""
+        return dict(self._trace)
+
     def trace(self) -> dict[str, str]:
         """Durations as ``performanceDetails`` writes them (``66.31µs``, ``7.06ms``, ``1.09s``)."""
         now = time.monotonic_ns()
@@ -93,6 +98,18 @@ class Progress:
             if not level.counter:
                 durations.setdefault(self._path(level), now - level.started_ns)
         return {path: human_duration(ns) for path, ns in durations.items()}
+
+
+@dataclass(frozen=True)
+class FinishedBatch:
+    """A committed batch, as the executor tells ``on_finished`` of it."""
+
+    uid: int
+    tasks: list[dict[str, Any]]
+    outcomes: Mapping[int, Any]
+    """Task uid -> ``scheduler.tasks.Outcome``."""
+    duration_ns: int
+    steps_ns: dict[str, int]
 
 
 class Counter:

@@ -34,7 +34,8 @@ from scheduler.webhooks import WebhookCatalog
 
 log = get_logger(__name__)
 # Registration stops at 40 % of a 20 GiB task database, as the reference does (core.md §4.1).
-_TASK_DB_STOP_BYTES = int(0.4 * 20 * 1024**3)
+TASK_DB_MAX_BYTES = 20 * 1024**3
+TASK_DB_STOP_BYTES = int(0.4 * TASK_DB_MAX_BYTES)
 _QUEUE_FULL = (
     "Meilisearch cannot receive write operations because the limit of the task database has been reached. "
     "Please delete tasks to continue performing write operations."
@@ -80,7 +81,7 @@ class SchedulerService(scheduler_pb2_grpc.SchedulerServicer):
         details = params.pop("details", None)
         custom = request.custom_metadata if request.HasField("custom_metadata") else None
         exempt = request.type in ("taskCancelation", "taskDeletion")
-        if not exempt and self.store.database_size() > _TASK_DB_STOP_BYTES:
+        if not exempt and self.store.database_size() > TASK_DB_STOP_BYTES:
             return _error(ApiError("no_space_left_on_device", _QUEUE_FULL))
         replication = Replication(request.task_id if request.HasField("task_id") else None, request.dry_run)
         try:

@@ -20,14 +20,16 @@ from common.features import FilterFeatures
 from common.gcpause import gc_paused, keep_full_collections_rare
 from common.layout import DataLayout
 from common.logging import get_logger
+from common.operations import add_operations
 from common.process import wait_for_stop_signal
-from common.rpc import health_pb2, json_pb2, shard_pb2, shard_pb2_grpc
+from common.rpc import health_pb2, json_pb2, operations_pb2, shard_pb2, shard_pb2_grpc
 from common.rpc.channels import aio_server
 from common.rpc.operators import OperatorServices
 from common.rpc.outbox import Outbox
 from common.timing import Steps, timed
 from shard.batches import BatchDropped
 from shard.index import BatchAborted
+from shard.metrics import ShardMetrics
 from shard.query.search import HIT, Entry
 from shard.search_costs import SearchCosts, search_shape
 from shard.store import ShardStore
@@ -60,9 +62,10 @@ class _Search:
 class ShardService(shard_pb2_grpc.ShardServicer):
     """gRPC face of one shard; the index work lives in the concern packages of ``shard``."""
 
-    def __init__(self, shard_id: int, store: ShardStore) -> None:
+    def __init__(self, shard_id: int, store: ShardStore, metrics: ShardMetrics) -> None:
         self.name = f"shard-{shard_id}"
         self.store = store
+        self.metrics = metrics
         self._abort_flags: dict[int, threading.Event] = {}
         self._searches = ThreadPoolExecutor(SEARCH_THREADS, thread_name_prefix="search")
         self._costs = SearchCosts()
@@ -84,9 +87,14 @@ class ShardService(shard_pb2_grpc.ShardServicer):
         running: set[asyncio.Task[None]] = set()
 
         async def on_thread(search: _Search) -> None:
-            answers.put(
-                await asyncio.get_running_loop().run_in_executor(self._searches, self._answer, search)
-            )
+            waiting = self.metrics.searches_waiting
+            waiting.inc()
+            try:
+                loop = asyncio.get_running_loop()
+                answer = await loop.run_in_executor(self._searches, self._answer, search)
+            finally:
+                waiting.dec()
+            answers.put(answer)
 
         async def receive() -> None:
             async for message in messages:
@@ -125,6 +133,7 @@ class ShardService(shard_pb2_grpc.ShardServicer):
         except Exception as error:
             return _failure(search.call_id, search.index_uid, error)
         reply.work_ns = time.perf_counter_ns() - search.received
+        self.metrics.search_seconds.observe(reply.work_ns / 1e9)
         return shard_pb2.SearchAnswer(call_id=search.call_id, reply=reply)
 
     def _reply(self, search: _Search) -> shard_pb2.SearchReply:
@@ -160,6 +169,7 @@ class ShardService(shard_pb2_grpc.ShardServicer):
             union_candidates=result.union_candidates,
             union_facets_json=b"" if result.union_facets is None else orjson.dumps(result.union_facets),
             capped_typos_json=orjson.dumps(result.capped_typos) if result.capped_typos else b"",
+            degraded=result.degraded,
         )
 
     async def ApplyBatch(
@@ -173,6 +183,7 @@ class ShardService(shard_pb2_grpc.ShardServicer):
         steps = Steps()
         skip = frozenset(request.skip_tasks)
         held = False
+        started = time.perf_counter()
         try:
             if request.prepare:  # held open until the commit (shard/held.py)
                 result, held = await asyncio.to_thread(
@@ -191,6 +202,11 @@ class ShardService(shard_pb2_grpc.ShardServicer):
             await context.abort(status, f"{self.name}: {error}")
         finally:
             self._abort_flags.pop(request.batch_uid, None)
+        elapsed = time.perf_counter() - started
+        self.metrics.batch_seconds.observe(elapsed)
+        log.debug(
+            "batch applied", batch_uid=request.batch_uid, prepare=request.prepare, ms=round(elapsed * 1000, 1)
+        )
         # The steps are this call's (the batch's progress trace), never part of the recorded result.
         return shard_pb2.ApplyBatchReply(
             result_json=orjson.dumps({**result, "steps": steps.durations}), prepared=held
@@ -327,8 +343,14 @@ async def serve(
     store = ShardStore(layout.shard_dir(shard_id), cache_budget, shards, embedding_cache, accept_older)
     keep_full_collections_rare()
     server = aio_server(layout.shard_socket(shard_id))
-    shard_pb2_grpc.add_ShardServicer_to_server(ShardService(shard_id, store), server)
-    operators = OperatorServices(server, shard_pb2.DESCRIPTOR.services_by_name["Shard"].full_name)
+    metrics = ShardMetrics(shard_id, store)
+    shard_pb2_grpc.add_ShardServicer_to_server(ShardService(shard_id, store, metrics), server)
+    add_operations(server, metrics.registry)
+    operators = OperatorServices(
+        server,
+        shard_pb2.DESCRIPTOR.services_by_name["Shard"].full_name,
+        operations_pb2.DESCRIPTOR.services_by_name["Operations"].full_name,
+    )
     await server.start()
     await operators.serving()
     log.info("shard listening", socket=str(layout.shard_socket(shard_id)), read_cache_bytes=cache_budget)

@@ -331,6 +331,13 @@ class ShardStore:
                 )
         return stats
 
+    def document_counts(self) -> dict[str, int]:
+        """Live documents per index on this shard (``meilisearch_index_docs_count``, summed by the
+        gateway), read from the counters every write keeps."""
+        with self._snapshot() as (env, txn):
+            indexes = catalog.uids_by_id(env, txn)
+            return {uid: len(load_state(env, txn, index_id).live) for index_id, uid in indexes.items()}
+
     def sizes(self) -> dict[str, int]:
         """``databaseSize`` and ``usedDatabaseSize`` of the shard's environment (``lmdb_sizes.py``)."""
         with self._gate.using() as env:

@@ -26,7 +26,7 @@ from common.rpc import health_pb2 as common_dot_rpc_dot_health__pb2
 from common.rpc import json_pb2 as common_dot_rpc_dot_json__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x16\x63ommon/rpc/shard.proto\x12\x07sift.v1\x1a\x17\x63ommon/rpc/health.proto\x1a\x15\x63ommon/rpc/json.proto\"F\n\nSearchCall\x12\x0f\n\x07\x63\x61ll_id\x18\x01 \x01(\x04\x12\'\n\x07request\x18\x02 \x01(\x0b\x32\x16.sift.v1.SearchRequest\"U\n\x0cSearchAnswer\x12\x0f\n\x07\x63\x61ll_id\x18\x01 \x01(\x04\x12#\n\x05reply\x18\x02 \x01(\x0b\x32\x14.sift.v1.SearchReply\x12\x0f\n\x07\x66\x61ilure\x18\x03 \x01(\t\"6\n\rSearchRequest\x12\x11\n\tindex_uid\x18\x01 \x01(\t\x12\x12\n\nquery_json\x18\x02 \x01(\x0c\"\x96\x03\n\x0bSearchReply\x12\x11\n\thits_json\x18\x01 \x01(\x0c\x12\x12\n\ncandidates\x18\x02 \x01(\x04\x12\x13\n\x0bindex_found\x18\x03 \x01(\x08\x12\x12\n\nerror_json\x18\x04 \x01(\x0c\x12\x16\n\x0emax_total_hits\x18\x05 \x01(\x04\x12\x13\n\x0b\x66\x61\x63\x65ts_json\x18\x06 \x01(\x0c\x12\x12\n\nsteps_json\x18\x07 \x01(\x0c\x12\x15\n\rhit_documents\x18\x08 \x03(\x0c\x12\x18\n\x10rule_groups_json\x18\t \x01(\x0c\x12\x14\n\x0c\x64\x65\x64uplicated\x18\n \x01(\x08\x12\x0f\n\x07work_ns\x18\x0b \x01(\x04\x12\x12\n\npinned_ids\x18\x0c \x03(\t\x12\x1a\n\x12semantic_hits_json\x18\r \x01(\x0c\x12\x1e\n\x16semantic_hit_documents\x18\x0e \x03(\x0c\x12\x18\n\x10union_candidates\x18\x0f \x01(\x04\x12\x19\n\x11union_facets_json\x18\x10 \x01(\x0c\x12\x19\n\x11\x63\x61pped_typos_json\x18\x11 \x01(\x0c\"w\n\x11\x41pplyBatchRequest\x12\x11\n\tbatch_uid\x18\x01 \x01(\r\x12\x17\n\x0foperations_json\x18\x02 \x01(\x0c\x12\x11\n\tabortable\x18\x03 \x01(\x08\x12\x0f\n\x07prepare\x18\x04 \x01(\x08\x12\x12\n\nskip_tasks\x18\x05 \x03(\x04\"I\n\x0f\x41pplyBatchReply\x12\x13\n\x0bresult_json\x18\x01 \x01(\x0c\x12\x0f\n\x07\x61\x62orted\x18\x02 \x01(\x08\x12\x10\n\x08prepared\x18\x03 \x01(\x08\"&\n\x11\x41\x62ortBatchRequest\x12\x11\n\tbatch_uid\x18\x01 \x01(\r\"\x11\n\x0f\x41\x62ortBatchReply\"1\n\x0bSearchCalls\x12\"\n\x05\x63\x61lls\x18\x01 \x03(\x0b\x32\x13.sift.v1.SearchCall\"7\n\rSearchAnswers\x12&\n\x07\x61nswers\x18\x01 \x03(\x0b\x32\x15.sift.v1.SearchAnswer2\x88\x05\n\x05Shard\x12\x36\n\x06Health\x12\x16.sift.v1.HealthRequest\x1a\x14.sift.v1.HealthReply\x12:\n\x06Search\x12\x14.sift.v1.SearchCalls\x1a\x16.sift.v1.SearchAnswers(\x01\x30\x01\x12\x42\n\nApplyBatch\x12\x1a.sift.v1.ApplyBatchRequest\x1a\x18.sift.v1.ApplyBatchReply\x12\x42\n\nAbortBatch\x12\x1a.sift.v1.AbortBatchRequest\x1a\x18.sift.v1.AbortBatchReply\x12\x38\n\x0cGetDocuments\x12\x14.sift.v1.JsonRequest\x1a\x12.sift.v1.JsonReply\x12\x37\n\x0bGetDocument\x12\x14.sift.v1.JsonRequest\x1a\x12.sift.v1.JsonReply\x12\x31\n\x05Stats\x12\x14.sift.v1.JsonRequest\x1a\x12.sift.v1.JsonReply\x12:\n\x0e\x43heckDocuments\x12\x14.sift.v1.JsonRequest\x1a\x12.sift.v1.JsonReply\x12\x32\n\x06\x46ields\x12\x14.sift.v1.JsonRequest\x1a\x12.sift.v1.JsonReply\x12\x31\n\x05\x45mbed\x12\x14.sift.v1.JsonRequest\x1a\x12.sift.v1.JsonReply\x12:\n\x0e\x44ocumentVector\x12\x14.sift.v1.JsonRequest\x1a\x12.sift.v1.JsonReplyb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x16\x63ommon/rpc/shard.proto\x12\x07sift.v1\x1a\x17\x63ommon/rpc/health.proto\x1a\x15\x63ommon/rpc/json.proto\"F\n\nSearchCall\x12\x0f\n\x07\x63\x61ll_id\x18\x01 \x01(\x04\x12\'\n\x07request\x18\x02 \x01(\x0b\x32\x16.sift.v1.SearchRequest\"U\n\x0cSearchAnswer\x12\x0f\n\x07\x63\x61ll_id\x18\x01 \x01(\x04\x12#\n\x05reply\x18\x02 \x01(\x0b\x32\x14.sift.v1.SearchReply\x12\x0f\n\x07\x66\x61ilure\x18\x03 \x01(\t\"6\n\rSearchRequest\x12\x11\n\tindex_uid\x18\x01 \x01(\t\x12\x12\n\nquery_json\x18\x02 \x01(\x0c\"\xa8\x03\n\x0bSearchReply\x12\x11\n\thits_json\x18\x01 \x01(\x0c\x12\x12\n\ncandidates\x18\x02 \x01(\x04\x12\x13\n\x0bindex_found\x18\x03 \x01(\x08\x12\x12\n\nerror_json\x18\x04 \x01(\x0c\x12\x16\n\x0emax_total_hits\x18\x05 \x01(\x04\x12\x13\n\x0b\x66\x61\x63\x65ts_json\x18\x06 \x01(\x0c\x12\x12\n\nsteps_json\x18\x07 \x01(\x0c\x12\x15\n\rhit_documents\x18\x08 \x03(\x0c\x12\x18\n\x10rule_groups_json\x18\t \x01(\x0c\x12\x14\n\x0c\x64\x65\x64uplicated\x18\n \x01(\x08\x12\x0f\n\x07work_ns\x18\x0b \x01(\x04\x12\x12\n\npinned_ids\x18\x0c \x03(\t\x12\x1a\n\x12semantic_hits_json\x18\r \x01(\x0c\x12\x1e\n\x16semantic_hit_documents\x18\x0e \x03(\x0c\x12\x18\n\x10union_candidates\x18\x0f \x01(\x04\x12\x19\n\x11union_facets_json\x18\x10 \x01(\x0c\x12\x19\n\x11\x63\x61pped_typos_json\x18\x11 \x01(\x0c\x12\x10\n\x08\x64\x65graded\x18\x12 \x01(\x08\"w\n\x11\x41pplyBatchRequest\x12\x11\n\tbatch_uid\x18\x01 \x01(\r\x12\x17\n\x0foperations_json\x18\x02 \x01(\x0c\x12\x11\n\tabortable\x18\x03 \x01(\x08\x12\x0f\n\x07prepare\x18\x04 \x01(\x08\x12\x12\n\nskip_tasks\x18\x05 \x03(\x04\"I\n\x0f\x41pplyBatchReply\x12\x13\n\x0bresult_json\x18\x01 \x01(\x0c\x12\x0f\n\x07\x61\x62orted\x18\x02 \x01(\x08\x12\x10\n\x08prepared\x18\x03 \x01(\x08\"&\n\x11\x41\x62ortBatchRequest\x12\x11\n\tbatch_uid\x18\x01 \x01(\r\"\x11\n\x0f\x41\x62ortBatchReply\"1\n\x0bSearchCalls\x12\"\n\x05\x63\x61lls\x18\x01 \x03(\x0b\x32\x13.sift.v1.SearchCall\"7\n\rSearchAnswers\x12&\n\x07\x61nswers\x18\x01 \x03(\x0b\x32\x15.sift.v1.SearchAnswer2\x88\x05\n\x05Shard\x12\x36\n\x06Health\x12\x16.sift.v1.HealthRequest\x1a\x14.sift.v1.HealthReply\x12:\n\x06Search\x12\x14.sift.v1.SearchCalls\x1a\x16.sift.v1.SearchAnswers(\x01\x30\x01\x12\x42\n\nApplyBatch\x12\x1a.sift.v1.ApplyBatchRequest\x1a\x18.sift.v1.ApplyBatchReply\x12\x42\n\nAbortBatch\x12\x1a.sift.v1.AbortBatchRequest\x1a\x18.sift.v1.AbortBatchReply\x12\x38\n\x0cGetDocuments\x12\x14.sift.v1.JsonRequest\x1a\x12.sift.v1.JsonReply\x12\x37\n\x0bGetDocument\x12\x14.sift.v1.JsonRequest\x1a\x12.sift.v1.JsonReply\x12\x31\n\x05Stats\x12\x14.sift.v1.JsonRequest\x1a\x12.sift.v1.JsonReply\x12:\n\x0e\x43heckDocuments\x12\x14.sift.v1.JsonRequest\x1a\x12.sift.v1.JsonReply\x12\x32\n\x06\x46ields\x12\x14.sift.v1.JsonRequest\x1a\x12.sift.v1.JsonReply\x12\x31\n\x05\x45mbed\x12\x14.sift.v1.JsonRequest\x1a\x12.sift.v1.JsonReply\x12:\n\x0e\x44ocumentVector\x12\x14.sift.v1.JsonRequest\x1a\x12.sift.v1.JsonReplyb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -40,19 +40,19 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_SEARCHREQUEST']._serialized_start=242
   _globals['_SEARCHREQUEST']._serialized_end=296
   _globals['_SEARCHREPLY']._serialized_start=299
-  _globals['_SEARCHREPLY']._serialized_end=705
-  _globals['_APPLYBATCHREQUEST']._serialized_start=707
-  _globals['_APPLYBATCHREQUEST']._serialized_end=826
-  _globals['_APPLYBATCHREPLY']._serialized_start=828
-  _globals['_APPLYBATCHREPLY']._serialized_end=901
-  _globals['_ABORTBATCHREQUEST']._serialized_start=903
-  _globals['_ABORTBATCHREQUEST']._serialized_end=941
-  _globals['_ABORTBATCHREPLY']._serialized_start=943
-  _globals['_ABORTBATCHREPLY']._serialized_end=960
-  _globals['_SEARCHCALLS']._serialized_start=962
-  _globals['_SEARCHCALLS']._serialized_end=1011
-  _globals['_SEARCHANSWERS']._serialized_start=1013
-  _globals['_SEARCHANSWERS']._serialized_end=1068
-  _globals['_SHARD']._serialized_start=1071
-  _globals['_SHARD']._serialized_end=1719
+  _globals['_SEARCHREPLY']._serialized_end=723
+  _globals['_APPLYBATCHREQUEST']._serialized_start=725
+  _globals['_APPLYBATCHREQUEST']._serialized_end=844
+  _globals['_APPLYBATCHREPLY']._serialized_start=846
+  _globals['_APPLYBATCHREPLY']._serialized_end=919
+  _globals['_ABORTBATCHREQUEST']._serialized_start=921
+  _globals['_ABORTBATCHREQUEST']._serialized_end=959
+  _globals['_ABORTBATCHREPLY']._serialized_start=961
+  _globals['_ABORTBATCHREPLY']._serialized_end=978
+  _globals['_SEARCHCALLS']._serialized_start=980
+  _globals['_SEARCHCALLS']._serialized_end=1029
+  _globals['_SEARCHANSWERS']._serialized_start=1031
+  _globals['_SEARCHANSWERS']._serialized_end=1086
+  _globals['_SHARD']._serialized_start=1089
+  _globals['_SHARD']._serialized_end=1737
 # @@protoc_insertion_point(module_scope)

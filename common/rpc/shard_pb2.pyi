@@ -35,7 +35,7 @@ class SearchRequest(_message.Message):
     def __init__(self, index_uid: _Optional[str] = ..., query_json: _Optional[bytes] = ...) -> None: ...
 
 class SearchReply(_message.Message):
-    __slots__ = ("hits_json", "candidates", "index_found", "error_json", "max_total_hits", "facets_json", "steps_json", "hit_documents", "rule_groups_json", "deduplicated", "work_ns", "pinned_ids", "semantic_hits_json", "semantic_hit_documents", "union_candidates", "union_facets_json", "capped_typos_json")
+    __slots__ = ("hits_json", "candidates", "index_found", "error_json", "max_total_hits", "facets_json", "steps_json", "hit_documents", "rule_groups_json", "deduplicated", "work_ns", "pinned_ids", "semantic_hits_json", "semantic_hit_documents", "union_candidates", "union_facets_json", "capped_typos_json", "degraded")
     HITS_JSON_FIELD_NUMBER: _ClassVar[int]
     CANDIDATES_FIELD_NUMBER: _ClassVar[int]
     INDEX_FOUND_FIELD_NUMBER: _ClassVar[int]
@@ -53,6 +53,7 @@ class SearchReply(_message.Message):
     UNION_CANDIDATES_FIELD_NUMBER: _ClassVar[int]
     UNION_FACETS_JSON_FIELD_NUMBER: _ClassVar[int]
     CAPPED_TYPOS_JSON_FIELD_NUMBER: _ClassVar[int]
+    DEGRADED_FIELD_NUMBER: _ClassVar[int]
     hits_json: bytes
     candidates: int
     index_found: bool
@@ -70,7 +71,8 @@ class SearchReply(_message.Message):
     union_candidates: int
     union_facets_json: bytes
     capped_typos_json: bytes
-    def __init__(self, hits_json: _Optional[bytes] = ..., candidates: _Optional[int] = ..., index_found: _Optional[bool] = ..., error_json: _Optional[bytes] = ..., max_total_hits: _Optional[int] = ..., facets_json: _Optional[bytes] = ..., steps_json: _Optional[bytes] = ..., hit_documents: _Optional[_Iterable[bytes]] = ..., rule_groups_json: _Optional[bytes] = ..., deduplicated: _Optional[bool] = ..., work_ns: _Optional[int] = ..., pinned_ids: _Optional[_Iterable[str]] = ..., semantic_hits_json: _Optional[bytes] = ..., semantic_hit_documents: _Optional[_Iterable[bytes]] = ..., union_candidates: _Optional[int] = ..., union_facets_json: _Optional[bytes] = ..., capped_typos_json: _Optional[bytes] = ...) -> None: ...
+    degraded: bool
+    def __init__(self, hits_json: _Optional[bytes] = ..., candidates: _Optional[int] = ..., index_found: _Optional[bool] = ..., error_json: _Optional[bytes] = ..., max_total_hits: _Optional[int] = ..., facets_json: _Optional[bytes] = ..., steps_json: _Optional[bytes] = ..., hit_documents: _Optional[_Iterable[bytes]] = ..., rule_groups_json: _Optional[bytes] = ..., deduplicated: _Optional[bool] = ..., work_ns: _Optional[int] = ..., pinned_ids: _Optional[_Iterable[str]] = ..., semantic_hits_json: _Optional[bytes] = ..., semantic_hit_documents: _Optional[_Iterable[bytes]] = ..., union_candidates: _Optional[int] = ..., union_facets_json: _Optional[bytes] = ..., capped_typos_json: _Optional[bytes] = ..., degraded: _Optional[bool] = ...) -> None: ...
 
 class ApplyBatchRequest(_message.Message):
     __slots__ = ("batch_uid", "operations_json", "abortable", "prepare", "skip_tasks")

@@ -28,21 +28,10 @@ class _Gate:
     message: str
 
 
-_METRICS = _Gate(
-    "metrics",
-    "Getting metrics requires enabling the `metrics` experimental feature. "
-    "See https://github.com/meilisearch/product/discussions/625",
-)
-_LOGS = _Gate(
-    "logsRoute",
-    "Modifying logs through the `/logs/*` routes requires enabling the `logs route` experimental feature. "
-    "See https://github.com/orgs/meilisearch/discussions/721",
-)
 _CHAT_LINK = (
     "requires enabling the `chat completions` experimental feature. "
     "See https://github.com/orgs/meilisearch/discussions/835"
 )
-_OPERATIONS = "the metrics and logs routes are planned"
 _CHATS = "chat completions need a hosted LLM and are not part of Sift's first release"
 _EXPORT = "exporting to another engine is not part of Sift's first release"
 
@@ -57,10 +46,6 @@ class UnsupportedRoute:
 
 
 ROUTES = (
-    UnsupportedRoute("GET", "/metrics", "metrics.get", _OPERATIONS, _METRICS),
-    UnsupportedRoute("POST", "/logs/stream", "metrics.get", _OPERATIONS, _LOGS),
-    UnsupportedRoute("DELETE", "/logs/stream", "metrics.get", _OPERATIONS, _LOGS),
-    UnsupportedRoute("POST", "/logs/stderr", "metrics.get", _OPERATIONS, _LOGS),
     UnsupportedRoute("POST", "/export", "export", _EXPORT),
     UnsupportedRoute(
         "GET", "/chats", "chats.get", _CHATS, _Gate("chatCompletions", f"listing the chats {_CHAT_LINK}")

@@ -50,6 +50,9 @@ class SearchContext:
     """How many shards share the index: each takes its share of a query's index-wide budgets."""
     typo_caps: TypoCaps = field(default_factory=TypoCaps)
     """The search's typo lookups as capped over the whole index (shared by a search's contexts)."""
+    timed_out: bool = False
+    """The search cutoff (``searchCutoffMs``, 1.5 s by default) left a bucket unranked: a degraded
+    search, as the reference counts them (``meilisearch_degraded_search_requests``)."""
     _records: dict[int, RecordView] = field(default_factory=dict, repr=False)
     _weights: dict[int, int] = field(default_factory=dict, repr=False)
     _word_docs: dict[tuple[str, frozenset[int] | None], BitMap] = field(default_factory=dict, repr=False)

@@ -81,6 +81,8 @@ class SearchResult:
     """The typo lookups whose words a cap may cut over the whole index (``typos.TypoCaps``)."""
     typo_words: list[Found] | None = None
     """With ``typoLookups``: this shard's words of each lookup, for the gateway to cap index-wide."""
+    degraded: bool = False
+    """The search cutoff left some of the ranking undone (``SearchContext.timed_out``)."""
 
 
 VectorLookup = Callable[[int, str], VectorSpace]
@@ -246,6 +248,7 @@ def _search(
         semantic_entries=semantic_entries,
         union_candidates=union_count,
         union_facets=union_facets,
+        degraded=ctx.timed_out,
     )
 
 

@@ -26,7 +26,8 @@ SHARD_LAYERS = {
     "held": 7,
     "store": 8,
     "search_costs": 8,
-    "server": 9,
+    "metrics": 9,
+    "server": 10,
 }
 """Rank of each ``shard/`` package or top-level module; equal ranks do not import each other."""
 

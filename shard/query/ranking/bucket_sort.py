@@ -192,7 +192,10 @@ class Ranker:
         costs = self.costs
         # Documents an earlier rule scored are counted once: their occurrences are cached.
         over_budget = self.budget is not None and costs.evaluated() + costs.unevaluated(docs) > self.budget
-        if over_budget or time.monotonic() > self.deadline:
+        if over_budget:
+            return None
+        if time.monotonic() > self.deadline:
+            self.ctx.timed_out = True
             return None
         costs.prepare(docs)
         groups: dict[CostKey, list[int]] = {}
