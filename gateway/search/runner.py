@@ -202,11 +202,13 @@ def _ranked_list(found: _ShardPages, vector: VectorQuery | None, wanted: int) ->
     semantic = list(heapq.merge(*found.semantic_pages, key=RankedHit.order))
     if vector.semantic_only:
         return _Ranked(semantic, found.semantic_pages, found.candidates, found.facets, vector.vector)
-    if keyword_suffices(keyword, vector.ratio, wanted):
-        return alone
     # Each leg cut at the hits asked for, as one shard would return them: a deeper hit would add its
     # score on some shard counts and not others.
     added = fuse_scores(keyword[:wanted], semantic[:wanted], vector.ratio) if vector.adds_scores else None
+    if added is None and keyword_suffices(keyword, vector.ratio, wanted):
+        # Step 2 belongs to the contract's merge: where scores add, a keyword hit's score alone does
+        # not say that its similarity would change nothing (both legs have run by now anyway).
+        return alone
     fused = fuse(keyword, semantic, vector.ratio) if added is None else added
     pages = found.pages + found.semantic_pages
     return _Ranked(fused, pages, found.union_candidates, found.union_facets, vector.vector)

@@ -309,6 +309,29 @@ def test_hybrid_with_bm25_adds_the_legs_scores(cluster: RunningCluster) -> None:
     assert fused["semanticHitCount"] == sum(semantic.get(d, 0) > keyword.get(d, 0) for d in ids(fused))
 
 
+
+def test_hybrid_with_bm25_fuses_even_when_keyword_hits_suffice(cluster: RunningCluster) -> None:
+    """The contract's step 2 (a full page of keyword hits each weighing at least 0.45 answers alone)
+    belongs to its merge: under bm25 the page's hits still gather their similarity."""
+    docs = [
+        {"id": 1, "title": "quasar nebula quasar", "_vectors": {"e": [-1.0, 0.0, 0.0]}},
+        {"id": 2, "title": "quasar nebula", "_vectors": {"e": [1.0, 0.0, 0.0]}},
+        {"id": 3, "title": "winter", "_vectors": {"e": [0.0, 1.0, 0.0]}},
+    ]
+    make_index(cluster, "suffices", docs, {"embedders": RANDOM_SETTINGS["embedders"]})
+    query = {"q": "quasar nebula", "vector": [1.0, 0.0, 0.0], "limit": 2, "showRankingScore": True, **BM25}
+
+    def answer(ratio: float) -> dict[str, Any]:
+        return search(cluster, "suffices", hybrid={"embedder": "e", "semanticRatio": ratio}, **query)
+
+    keyword = {hit["id"]: hit["_rankingScore"] for hit in answer(0.0)["hits"]}
+    semantic = {hit["id"]: hit["_rankingScore"] for hit in answer(1.0)["hits"]}
+    assert len(keyword) == 2 and all(score * 0.9 >= 0.45 for score in keyword.values()), keyword
+    fused = answer(0.1)
+    expected = {doc: 0.9 * keyword.get(doc, 0.0) + 0.1 * semantic.get(doc, 0.0) for doc in ids(fused)}
+    assert [hit["_rankingScore"] for hit in fused["hits"]] == pytest.approx(list(expected.values()))
+    assert ids(fused) == sorted(expected, key=lambda doc: -expected[doc])
+
 def _random_search(rng: random.Random) -> dict[str, Any]:
     words = WORDS + RARE
     body: dict[str, Any] = {
