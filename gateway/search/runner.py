@@ -134,11 +134,11 @@ async def search_index(
     transit = Transit()
     if needs_term_counts(shard_query) and not (vector is not None and vector.semantic_only):
         shard_query["termCounts"] = await term_counts(cluster, uid, shard_query, steps, transit)
-    limit = wanted
+    limit = wanted if vector is None else vector.leg_depth(wanted)
     while True:
         found = await _fan_out(cluster, uid, shard_query, limit, steps, transit)
         cap = found.max_total_hits
-        ranked = _ranked_list(found, vector, min(wanted, cap))
+        ranked = _ranked_list(found, vector, min(wanted, cap), min(limit, cap))
         merged = ranked.hits
         pinned = [
             (pin, pin_details(found.pinned[pin.document_id], pin))
@@ -192,9 +192,9 @@ class _Ranked:
     """The query vector, when the vector leg's hits took part."""
 
 
-def _ranked_list(found: _ShardPages, vector: VectorQuery | None, wanted: int) -> _Ranked:
+def _ranked_list(found: _ShardPages, vector: VectorQuery | None, wanted: int, depth: int) -> _Ranked:
     """The keyword leg alone, the vector leg alone, or both fused (search.md §7.6), with the count
-    and facets of the documents they stand for."""
+    and facets of the documents they stand for; ``depth``: the hits each shard was asked for."""
     keyword = list(heapq.merge(*found.pages, key=RankedHit.order))
     alone = _Ranked(keyword, found.pages, found.candidates, found.facets, None)
     if vector is None:
@@ -202,9 +202,9 @@ def _ranked_list(found: _ShardPages, vector: VectorQuery | None, wanted: int) ->
     semantic = list(heapq.merge(*found.semantic_pages, key=RankedHit.order))
     if vector.semantic_only:
         return _Ranked(semantic, found.semantic_pages, found.candidates, found.facets, vector.vector)
-    # Each leg cut at the hits asked for, as one shard would return them: a deeper hit would add its
-    # score on some shard counts and not others.
-    added = fuse_scores(keyword[:wanted], semantic[:wanted], vector.ratio) if vector.adds_scores else None
+    # Each leg cut at the hits each shard was asked for, as one shard would return them: a deeper hit
+    # would add its score on some shard counts and not others.
+    added = fuse_scores(keyword[:depth], semantic[:depth], vector.ratio) if vector.adds_scores else None
     if added is None and keyword_suffices(keyword, vector.ratio, wanted):
         # Step 2 belongs to the contract's merge: where scores add, a keyword hit's score alone does
         # not say that its similarity would change nothing (both legs have run by now anyway).

@@ -332,6 +332,28 @@ def test_hybrid_with_bm25_fuses_even_when_keyword_hits_suffice(cluster: RunningC
     assert [hit["_rankingScore"] for hit in fused["hits"]] == pytest.approx(list(expected.values()))
     assert ids(fused) == sorted(expected, key=lambda doc: -expected[doc])
 
+
+def test_hybrid_with_bm25_fuses_legs_deeper_than_the_page(cluster: RunningCluster) -> None:
+    """The legs are fused over more hits than a short page asks for: the document second in both
+    legs, whose sum passes each leg's first, leads at ``limit`` 1 as at ``limit`` 3."""
+    docs = [
+        {"id": 1, "title": "quasar nebula quasar nebula", "_vectors": {"e": [-1.0, 0.0, 0.0]}},
+        {"id": 2, "title": "quasar nebula", "_vectors": {"e": [0.95, 0.31, 0.0]}},
+        {"id": 3, "title": "winter", "_vectors": {"e": [1.0, 0.0, 0.0]}},
+    ]
+    make_index(cluster, "deeper", docs, {"embedders": RANDOM_SETTINGS["embedders"]})
+    query = {"q": "quasar nebula", "vector": [1.0, 0.0, 0.0], "showRankingScore": True, **BM25}
+
+    def answer(ratio: float, limit: int) -> dict[str, Any]:
+        hybrid = {"embedder": "e", "semanticRatio": ratio}
+        return search(cluster, "deeper", hybrid=hybrid, limit=limit, **query)
+
+    assert ids(answer(0.0, 3))[0] == 1 and ids(answer(1.0, 3))[0] == 3
+    page = answer(0.5, 3)
+    assert ids(page)[0] == 2, "second in both legs, first once they add"
+    first = answer(0.5, 1)
+    assert first["hits"] == page["hits"][:1]
+
 def _random_search(rng: random.Random) -> dict[str, Any]:
     words = WORDS + RARE
     body: dict[str, Any] = {
