@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import numpy as np
 
 from bench import relevance, relevance_vectors
 from bench.relevance_metrics import evaluate
@@ -35,6 +36,8 @@ from tests.support.cluster import RunningCluster
 Leg = list[tuple[str, float]]
 Scale = Callable[[list[float]], list[float]]
 RRF_K = 60
+FEEDBACK = [(1, 1.0), (2, 1.0), (3, 1.0), (3, 0.5), (3, 2.0)]
+"""(bm25 documents k, weight beta) of the feedback rows."""
 RECALL = relevance.RECALL_DEPTH
 
 
@@ -67,6 +70,35 @@ def fetch_legs(client: httpx.Client, queries: list[tuple[str, str]], depth: int)
             answer = relevance.search(client, qid, body)
             legs[qid][kind] = [(str(hit["_id"]), float(hit["_rankingScore"])) for hit in answer["hits"]]
     return legs
+
+
+def add_feedback_legs(
+    client: httpx.Client, queries: list[tuple[str, str]], legs: dict[str, dict[str, Leg]], depth: int
+) -> None:
+    """For each ``FEEDBACK`` (k, beta), a vector leg searched with the query's vector plus beta times the
+    mean vector of bm25's first k documents (Rocchio's pseudo-relevance feedback, dense side), normalised."""
+    embedder = relevance_vectors.EMBEDDER
+    hybrid = {"embedder": embedder, "semanticRatio": 1.0}
+    deepest = max(k for k, _ in FEEDBACK)
+    for qid, text in queries:
+        query = relevance.search(
+            client, qid, {"q": text, "limit": 1, "hybrid": hybrid, "retrieveVectors": True}
+        )
+        best = relevance.search(
+            client, qid, {"q": text, "limit": deepest, "matchingStrategy": "bm25", "retrieveVectors": True}
+        )
+        vectors = np.array([hit["_vectors"][embedder]["embeddings"][0] for hit in best["hits"]])
+        for k, beta in FEEDBACK:
+            refined = np.asarray(query["queryVector"]) + beta * vectors[:k].mean(axis=0)
+            body = {"vector": (refined / np.linalg.norm(refined)).tolist(), "hybrid": hybrid, "limit": depth}
+            answer = relevance.search(client, qid, {**body, "showRankingScore": True})
+            legs[qid][_feedback(k, beta)] = [
+                (str(hit["_id"]), hit["_rankingScore"]) for hit in answer["hits"]
+            ]
+
+
+def _feedback(k: int, beta: float) -> str:
+    return f"prf k{k} b{beta:g}"
 
 
 def _same(scores: list[float]) -> list[float]:
@@ -125,17 +157,19 @@ def table(
 ) -> list[dict[str, Any]]:
     qrels = relevance.load_qrels()
     rows = []
-    for method in (*SCALED, "rrf"):
+    runs = [(method, method, "vector") for method in (*SCALED, "rrf")]
+    runs += [(_feedback(k, beta), "sum", _feedback(k, beta)) for k, beta in FEEDBACK]
+    for label, method, vector in runs:
         for ratio in ratios:
             for cut in cuts:
                 rankings = {
-                    qid: fuse(leg["keyword"][:cut], leg["vector"][:cut], ratio, method)[:RECALL]
+                    qid: fuse(leg["keyword"][:cut], leg[vector][:cut], ratio, method)[:RECALL]
                     for qid, leg in legs.items()
                 }
                 ndcg = evaluate(rankings, qrels)["ndcg"]
                 recall = evaluate(rankings, qrels, RECALL)["recall"]
-                rows.append({"method": method, "ratio": ratio, "cut": cut, "ndcg": ndcg, "recall": recall})
-    for kind in ("keyword", "vector"):
+                rows.append({"method": label, "ratio": ratio, "cut": cut, "ndcg": ndcg, "recall": recall})
+    for kind in ("keyword", "vector", *(_feedback(k, beta) for k, beta in FEEDBACK)):
         alone = {qid: [doc for doc, _ in leg[kind]][:RECALL] for qid, leg in legs.items()}
         rows.append(
             {
@@ -162,6 +196,8 @@ def run(args: argparse.Namespace, environment: dict[str, Any]) -> dict[str, Any]
         relevance.prepare(client, settings)
         print("fetching the legs ...", file=sys.stderr, flush=True)
         legs = fetch_legs(client, queries, args.depth)
+        print("feedback legs ...", file=sys.stderr, flush=True)
+        add_feedback_legs(client, queries, legs, args.depth)
     return {
         "scenario": "relevance-fusion",
         "started_at": started_at,
@@ -184,7 +220,7 @@ def render(report: dict[str, Any]) -> str:
         f"shards={options['shards']} | legs fetched {options['depth']} deep | commit {env['commit']}, "
         f"load avg {env['loadavg_before']:.2f} before start",
         "",
-        f"{'method':<12} {'ratio':>5} " + " ".join(f"{f'legs cut at {cut}':>16}" for cut in cuts),
+        f"{'method':<14} {'ratio':>5} " + " ".join(f"{f'legs cut at {cut}':>16}" for cut in cuts),
     ]
     cells: dict[tuple[str, float], dict[int, dict[str, Any]]] = {}
     for row in report["rows"]:
@@ -195,7 +231,7 @@ def render(report: dict[str, Any]) -> str:
         values = " ".join(
             f"{by_cut[cut]['ndcg']:.4f} / {by_cut[cut]['recall']:.4f}".rjust(16) for cut in cuts
         )
-        lines.append(f"{method:<12} {ratio:>5g} {values}")
+        lines.append(f"{method:<14} {ratio:>5g} {values}")
     lines.append("")
     for row in report["rows"]:
         if row["cut"] is None:

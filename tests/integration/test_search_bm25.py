@@ -309,7 +309,6 @@ def test_hybrid_with_bm25_adds_the_legs_scores(cluster: RunningCluster) -> None:
     assert fused["semanticHitCount"] == sum(semantic.get(d, 0) > keyword.get(d, 0) for d in ids(fused))
 
 
-
 def test_hybrid_with_bm25_fuses_even_when_keyword_hits_suffice(cluster: RunningCluster) -> None:
     """The contract's step 2 (a full page of keyword hits each weighing at least 0.45 answers alone)
     belongs to its merge: under bm25 the page's hits still gather their similarity."""
@@ -353,6 +352,7 @@ def test_hybrid_with_bm25_fuses_legs_deeper_than_the_page(cluster: RunningCluste
     assert ids(page)[0] == 2, "second in both legs, first once they add"
     first = answer(0.5, 1)
     assert first["hits"] == page["hits"][:1]
+
 
 def _random_search(rng: random.Random) -> dict[str, Any]:
     words = WORDS + RARE
