@@ -34,7 +34,11 @@ EMBEDDER = "minilm"
 MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 TEMPLATE = "{{doc.title}} {{doc.text}}"
 TEMPLATE_MAX_BYTES = 1000
-"""About the model's 256 word pieces (abstracts take 1,104 bytes on average)."""
+"""About the model's 256 word pieces (abstracts take 1,104 bytes on average). Cut at 1,000 bytes, one
+text reaches 256 pieces (164 on average); uncut, the tokenizer truncates 418 of 1,400 at 256. Measured
+in-process with the same model and the engine's bm25 leg (nDCG@10 vector alone / hybrid sum 0.5 over
+100 hits): 1,000 bytes 0.3837 / 0.4189; uncut (first 256 pieces) 0.3817 / 0.4200; the mean of
+254-piece windows 0.3571 / 0.4156, weighted by window length 0.3857 / 0.4197. None is worth a change."""
 MODES = ("keyword", "vector", "hybrid")
 DEFAULT_RATIOS = (0.5, 0.7, 0.9)
 CACHE_ENTRIES = 1000
