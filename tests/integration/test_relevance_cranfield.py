@@ -10,6 +10,7 @@ the value measured when it was set.
 from __future__ import annotations
 
 import time
+from typing import Any
 
 import httpx
 
@@ -61,7 +62,7 @@ def test_cranfield_vector_and_hybrid_ndcg_at_10_do_not_regress(cluster: RunningC
         task.raise_for_status()
         done = datasets.wait_for_task(client, task.json()["taskUid"], time.monotonic() + 1800.0)
         assert done["status"] == "succeeded", done
-        searches = {
+        searches: dict[str, dict[str, Any]] = {
             "vector": {"hybrid": {"embedder": relevance_vectors.EMBEDDER, "semanticRatio": 1.0}},
             "hybrid 0.5 bm25": {
                 "hybrid": {"embedder": relevance_vectors.EMBEDDER, "semanticRatio": 0.5},
