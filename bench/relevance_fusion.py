@@ -5,12 +5,15 @@ Each query's two legs are fetched once from the engine, with their scores (``mat
 then computed here on the same legs, for each depth the legs are cut at and each ``semanticRatio``:
 
 - ``sum``: ``(1 - ratio) * bm25 score + ratio * similarity``, 0 for a leg that did not find the
-  document: what the engine does under bm25 (``gateway/search/hybrid.py`` ``fuse_scores``);
+  document: how the engine adds the legs under bm25 (``gateway/search/hybrid.py`` ``fuse_scores``);
 - ``min-max``: each leg's scores mapped to 0..1 over its own hits of the query, then summed;
 - ``z-score``: each leg's scores centred and divided by their spread over the query's hits;
 - ``max-scaled``: bm25's raw odds ``s / (1 - s)`` and the cosine ``2s - 1``, each divided by its
   query's best (the scales before bm25's saturation and the similarity's ``(1 + cos) / 2``);
-- ``rrf``: reciprocal-rank fusion, ``weight / (60 + rank)``, scores ignored.
+- ``rrf``: reciprocal-rank fusion, ``weight / (60 + rank)``, scores ignored;
+- ``prf kK bB``: ``sum`` with a vector leg searched again with the query's vector plus B times the mean
+  of bm25's first K documents' vectors (pseudo-relevance feedback); the engine does ``prf k3 b1``
+  under bm25 (``gateway/search/feedback.py``), the other rows are the engine without it.
 
 A cut at 10 is what a page of 10 fused before the engine took ``FUSION_DEPTH`` hits per leg. The
 index is the relevance bench's (``--data-dir`` reuses one it loaded and embedded).

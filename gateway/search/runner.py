@@ -22,6 +22,7 @@ from common.settings.pagination import DEFAULT_MAX_TOTAL_HITS
 from common.timing import Steps, lap
 from gateway.foreign import resolve_foreign
 from gateway.search.distinct import DISTINCT_GROWTH, deduplicate
+from gateway.search.feedback import FEEDBACK_DOCUMENTS, feedback_query, refined
 from gateway.search.hybrid import (
     VectorQuery,
     fuse,
@@ -134,6 +135,11 @@ async def search_index(
     transit = Transit()
     if needs_term_counts(shard_query) and not (vector is not None and vector.semantic_only):
         shard_query["termCounts"] = await term_counts(cluster, uid, shard_query, steps, transit)
+    if vector is not None and vector.adds_scores and not vector.semantic_only and not params.get("sort"):
+        embedder = params["hybrid"]["embedder"]
+        best = await _fan_out(cluster, uid, feedback_query(shard_query), FEEDBACK_DOCUMENTS, steps, transit)
+        vector = refined(vector, best.pages, embedder)
+        shard_query["vector"] = vector.vector
     limit = wanted if vector is None else vector.leg_depth(wanted)
     while True:
         found = await _fan_out(cluster, uid, shard_query, limit, steps, transit)

@@ -46,9 +46,10 @@ def test_cranfield_ndcg_at_10_does_not_regress(cluster: RunningCluster) -> None:
 
 
 # MiniLM (the bench's embedder, title and text): vector alone 0.3837; hybrid under bm25 at
-# semanticRatio 0.5, the legs' scores added over 50 hits each: 0.4189 (the issue's targets: vector
+# semanticRatio 0.5, the legs' scores added over 50 hits each: 0.4189; with the query's vector moved
+# towards bm25's three best hits (gateway/search/feedback.py): 0.4326 (the issue's targets: vector
 # 0.38, hybrid 0.43).
-VECTOR_FLOORS = {"vector": 0.38, "hybrid 0.5 bm25": 0.415}
+VECTOR_FLOORS = {"vector": 0.38, "hybrid 0.5 bm25": 0.428}
 
 
 def test_cranfield_vector_and_hybrid_ndcg_at_10_do_not_regress(cluster: RunningCluster) -> None:
