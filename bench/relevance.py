@@ -179,7 +179,7 @@ def search_all(
     server_ms: list[float] = []
     for qid, text in queries:
         started = time.perf_counter_ns()
-        answer = _search(client, qid, {"q": text, "limit": RECALL_DEPTH, **params})
+        answer = search(client, qid, {"q": text, "limit": RECALL_DEPTH, **params})
         client_ms.append((time.perf_counter_ns() - started) / 1e6)
         rankings[qid] = [str(hit["_id"]) for hit in answer["hits"]]
         server_ms.append(float(answer.get("processingTimeMs", math.nan)))
@@ -201,12 +201,12 @@ def candidate_buckets(
         }
         buckets[qid] = [
             (str(hit["_id"]), int(hit["_rankingScoreDetails"].get("words", {}).get("matchingWords", 0)))
-            for hit in _search(client, qid, body)["hits"]
+            for hit in search(client, qid, body)["hits"]
         ]
     return buckets
 
 
-def _search(client: httpx.Client, qid: str, body: dict[str, Any]) -> dict[str, Any]:
+def search(client: httpx.Client, qid: str, body: dict[str, Any]) -> dict[str, Any]:
     """The answer to ``body``, with hits holding only their id; any error stops the run."""
     response = client.post(f"/indexes/{INDEX}/search", json={**body, "attributesToRetrieve": ["_id"]})
     if response.status_code != 200:
@@ -236,7 +236,7 @@ def run(args: argparse.Namespace, environment: dict[str, Any]) -> dict[str, Any]
     queries, qrels = load_queries(), load_qrels()
     settings = {**index_settings(args.stop_words), **args.settings}
     if relevance_vectors.uses_vectors(args):
-        settings.update(relevance_vectors.embedder_settings(args))
+        settings.update(relevance_vectors.embedder_settings(args.distribution))
     stop_words = STOP_WORD_LISTS[args.stop_words]
     long_queries = sum(
         sum(word not in stop_words for word in _WORD.findall(text.lower())) > QUERY_TERM_LIMIT
@@ -246,7 +246,7 @@ def run(args: argparse.Namespace, environment: dict[str, Any]) -> dict[str, Any]
     results = []
     options = relevance_vectors.cluster_options(args)
     with (
-        _started(RunningCluster(*options, shards=args.shards, data_dir=args.data_dir)) as cluster,
+        started(RunningCluster(*options, shards=args.shards, data_dir=args.data_dir)) as cluster,
         httpx.Client(base_url=cluster.url, timeout=600.0) as client,
     ):
         print("loading cranfield ...", file=sys.stderr, flush=True)
@@ -318,7 +318,7 @@ def run(args: argparse.Namespace, environment: dict[str, Any]) -> dict[str, Any]
 
 
 @contextmanager
-def _started(cluster: RunningCluster) -> Iterator[RunningCluster]:
+def started(cluster: RunningCluster) -> Iterator[RunningCluster]:
     """The cluster, given ``START_TIMEOUT_S`` to start: loading the model on a busy machine takes time."""
     try:
         yield cluster.start(START_TIMEOUT_S)

@@ -2,7 +2,8 @@
 
 ``python -m bench.run ingest [...]`` measures indexing instead (``bench/ingest.py``), ``embedding``
 the local embedding model's docs/s, load time and memory (``bench/embedding.py``), ``relevance``
-ranking quality on Cranfield (``bench/relevance.py``), ``search`` the latency of query classes on a
+ranking quality on Cranfield (``bench/relevance.py``), ``relevance-fusion`` ways of fusing its
+bm25 and MiniLM legs, offline (``bench/relevance_fusion.py``), ``search`` the latency of query classes on a
 loaded dataset (``bench/search.py``), ``facets`` facet distributions on cities (``bench/facets.py``),
 ``geo`` geo and range filters and geo sort on ``cities`` (``bench/geo.py``), ``multisearch``
 separate and federated multi-search on movies (``bench/multisearch.py``), ``distinct`` search with
@@ -175,6 +176,10 @@ def own_cli(name: str) -> ModuleType | None:
         from bench import relevance
 
         return relevance
+    if name == "relevance-fusion":
+        from bench import relevance_fusion
+
+        return relevance_fusion
     if name == "search":
         from bench import search
 

@@ -22,6 +22,7 @@ from common.settings.pagination import DEFAULT_MAX_TOTAL_HITS
 from common.timing import Steps, lap
 from gateway.foreign import resolve_foreign
 from gateway.search.distinct import DISTINCT_GROWTH, deduplicate
+from gateway.search.feedback import FEEDBACK_DOCUMENTS, feedback_query, refined
 from gateway.search.hybrid import (
     VectorQuery,
     fuse,
@@ -135,11 +136,16 @@ async def search_index(
     transit = Transit()
     if needs_term_counts(shard_query) and not (vector is not None and vector.semantic_only):
         shard_query["termCounts"] = await term_counts(cluster, uid, shard_query, steps, transit)
-    limit = wanted
+    if vector is not None and vector.adds_scores and not vector.semantic_only and not params.get("sort"):
+        embedder = params["hybrid"]["embedder"]
+        best = await _fan_out(cluster, uid, feedback_query(shard_query), FEEDBACK_DOCUMENTS, steps, transit)
+        vector = refined(vector, best.pages, embedder)
+        shard_query["vector"] = vector.vector
+    limit = wanted if vector is None else vector.leg_depth(wanted)
     while True:
         found = await _fan_out(cluster, uid, shard_query, limit, steps, transit)
         cap = found.max_total_hits
-        ranked = _ranked_list(found, vector, min(wanted, cap))
+        ranked = _ranked_list(found, vector, min(wanted, cap), min(limit, cap))
         merged = ranked.hits
         pinned = [
             (pin, pin_details(found.pinned[pin.document_id], pin))
@@ -193,9 +199,9 @@ class _Ranked:
     """The query vector, when the vector leg's hits took part."""
 
 
-def _ranked_list(found: _ShardPages, vector: VectorQuery | None, wanted: int) -> _Ranked:
+def _ranked_list(found: _ShardPages, vector: VectorQuery | None, wanted: int, depth: int) -> _Ranked:
     """The keyword leg alone, the vector leg alone, or both fused (search.md §7.6), with the count
-    and facets of the documents they stand for."""
+    and facets of the documents they stand for; ``depth``: the hits each shard was asked for."""
     keyword = list(heapq.merge(*found.pages, key=RankedHit.order))
     alone = _Ranked(keyword, found.pages, found.candidates, found.facets, None)
     if vector is None:
@@ -203,11 +209,13 @@ def _ranked_list(found: _ShardPages, vector: VectorQuery | None, wanted: int) ->
     semantic = list(heapq.merge(*found.semantic_pages, key=RankedHit.order))
     if vector.semantic_only:
         return _Ranked(semantic, found.semantic_pages, found.candidates, found.facets, vector.vector)
-    if keyword_suffices(keyword, vector.ratio, wanted):
+    # Each leg cut at the hits each shard was asked for, as one shard would return them: a deeper hit
+    # would add its score on some shard counts and not others.
+    added = fuse_scores(keyword[:depth], semantic[:depth], vector.ratio) if vector.adds_scores else None
+    if added is None and keyword_suffices(keyword, vector.ratio, wanted):
+        # Step 2 belongs to the contract's merge: where scores add, a keyword hit's score alone does
+        # not say that its similarity would change nothing (both legs have run by now anyway).
         return alone
-    # Each leg cut at the hits asked for, as one shard would return them: a deeper hit would add its
-    # score on some shard counts and not others.
-    added = fuse_scores(keyword[:wanted], semantic[:wanted], vector.ratio) if vector.adds_scores else None
     fused = fuse(keyword, semantic, vector.ratio) if added is None else added
     pages = found.pages + found.semantic_pages
     return _Ranked(fused, pages, found.union_candidates, found.union_facets, vector.vector)

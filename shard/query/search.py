@@ -340,6 +340,9 @@ def _entries(
         retrieve = None
     # search.md §1.6: with retrieveVectors, _vectors (all of it) if displayable, whatever is retrieved
     show_vectors = bool(params.get("retrieveVectors")) and (displayed is None or VECTORS in displayed)
+    # The gateway's feedback round (gateway/search/feedback.py) reads the best hits' vectors whatever
+    # is displayed: they never reach a response.
+    show_vectors = show_vectors or bool(params.get("feedbackVectors"))
     formatter = _formatter(ctx, query, derivations, params, displayed)
     sequences = read_sequences(ctx.env, ctx.txn, ctx.index_id, [doc.doc_id for doc in ranked])
     entries: list[Entry] = []

@@ -282,9 +282,10 @@ def test_hybrid_keyword_leg_uses_bm25(cluster: RunningCluster) -> None:
 def test_hybrid_with_bm25_adds_the_legs_scores(cluster: RunningCluster) -> None:
     """Under bm25 a hybrid hit scores ``(1 - ratio) * keyword + ratio * similarity``: the document
     both legs find ranks above each leg's own best, which the contract's merge (step 5) would put
-    first, as it keeps only a document's better leg."""
+    first, as it keeps only a document's better leg. The similarities are those of the query's vector
+    moved towards the keyword hits' (``..._moves_the_query_vector_towards_the_best_keyword_hits``)."""
     docs = [
-        {"id": 1, "title": "quasar nebula quasar", "_vectors": {"e": [0.0, 1.0, 0.0]}},
+        {"id": 1, "title": "quasar nebula quasar", "_vectors": {"e": [0.0, -1.0, 0.0]}},
         {"id": 2, "title": "quasar light", "_vectors": {"e": [0.8, 0.6, 0.0]}},
         {"id": 3, "title": "winter", "_vectors": {"e": [1.0, 0.0, 0.0]}},
         {"id": 4, "title": "garden", "_vectors": {"e": [0.0, 0.0, 1.0]}},
@@ -292,11 +293,14 @@ def test_hybrid_with_bm25_adds_the_legs_scores(cluster: RunningCluster) -> None:
     make_index(cluster, "fused", docs, {"embedders": RANDOM_SETTINGS["embedders"]})
     query = {"q": "quasar nebula", "vector": [1.0, 0.0, 0.0], "showRankingScore": True, **BM25}
 
-    def scores(ratio: float) -> dict[int, float]:
-        body = search(cluster, "fused", hybrid={"embedder": "e", "semanticRatio": ratio}, **query)
+    def scores(ratio: float, **vector: list[float]) -> dict[int, float]:
+        body = search(
+            cluster, "fused", hybrid={"embedder": "e", "semanticRatio": ratio}, **{**query, **vector}
+        )
         return {hit["id"]: hit["_rankingScore"] for hit in body["hits"]}
 
-    keyword, semantic = scores(0.0), scores(1.0)
+    # [1, 0, 0] plus the mean of the keyword hits' vectors, docs 1 and 2
+    keyword, semantic = scores(0.0), scores(1.0, vector=[1.4, -0.2, 0.0])
     expected = {
         doc: 0.5 * keyword.get(doc, 0.0) + 0.5 * semantic.get(doc, 0.0) for doc in {*keyword, *semantic}
     }
@@ -307,6 +311,88 @@ def test_hybrid_with_bm25_adds_the_legs_scores(cluster: RunningCluster) -> None:
     for hit in fused["hits"]:
         assert hit["_rankingScore"] == pytest.approx(expected[hit["id"]])
     assert fused["semanticHitCount"] == sum(semantic.get(d, 0) > keyword.get(d, 0) for d in ids(fused))
+
+
+def test_hybrid_with_bm25_fuses_even_when_keyword_hits_suffice(cluster: RunningCluster) -> None:
+    """The contract's step 2 (a full page of keyword hits each weighing at least 0.45 answers alone)
+    belongs to its merge: under bm25 the page's hits still gather their similarity."""
+    docs = [
+        {"id": 1, "title": "quasar nebula quasar", "_vectors": {"e": [-1.0, 0.0, 0.0]}},
+        {"id": 2, "title": "quasar nebula", "_vectors": {"e": [1.0, 0.0, 0.0]}},
+        {"id": 3, "title": "winter", "_vectors": {"e": [0.0, 1.0, 0.0]}},
+    ]
+    make_index(cluster, "suffices", docs, {"embedders": RANDOM_SETTINGS["embedders"]})
+    query = {"q": "quasar nebula", "vector": [1.0, 0.0, 0.0], "limit": 2, "showRankingScore": True, **BM25}
+
+    def answer(ratio: float) -> dict[str, Any]:
+        return search(cluster, "suffices", hybrid={"embedder": "e", "semanticRatio": ratio}, **query)
+
+    keyword = {hit["id"]: hit["_rankingScore"] for hit in answer(0.0)["hits"]}
+    semantic = {hit["id"]: hit["_rankingScore"] for hit in answer(1.0)["hits"]}
+    assert len(keyword) == 2 and all(score * 0.9 >= 0.45 for score in keyword.values()), keyword
+    fused = answer(0.1)
+    expected = {doc: 0.9 * keyword.get(doc, 0.0) + 0.1 * semantic.get(doc, 0.0) for doc in ids(fused)}
+    assert [hit["_rankingScore"] for hit in fused["hits"]] == pytest.approx(list(expected.values()))
+    assert ids(fused) == sorted(expected, key=lambda doc: -expected[doc])
+
+
+def test_hybrid_with_bm25_fuses_legs_deeper_than_the_page(cluster: RunningCluster) -> None:
+    """The legs are fused over more hits than a short page asks for: the document second in both
+    legs, whose sum passes each leg's first, leads at ``limit`` 1 as at ``limit`` 3."""
+    docs = [
+        {"id": 1, "title": "quasar nebula quasar nebula", "_vectors": {"e": [-1.0, 0.0, 0.0]}},
+        {"id": 2, "title": "quasar nebula", "_vectors": {"e": [0.95, 0.31, 0.0]}},
+        {"id": 3, "title": "winter", "_vectors": {"e": [1.0, 0.0, 0.0]}},
+    ]
+    make_index(cluster, "deeper", docs, {"embedders": RANDOM_SETTINGS["embedders"]})
+    query = {"q": "quasar nebula", "vector": [1.0, 0.0, 0.0], "showRankingScore": True, **BM25}
+
+    def answer(ratio: float, limit: int) -> dict[str, Any]:
+        hybrid = {"embedder": "e", "semanticRatio": ratio}
+        return search(cluster, "deeper", hybrid=hybrid, limit=limit, **query)
+
+    assert ids(answer(0.0, 3))[0] == 1 and ids(answer(1.0, 3))[0] == 3
+    page = answer(0.5, 3)
+    assert ids(page)[0] == 2, "second in both legs, first once they add"
+    first = answer(0.5, 1)
+    assert first["hits"] == page["hits"][:1]
+
+
+def test_hybrid_with_bm25_moves_the_query_vector_towards_the_best_keyword_hits(
+    cluster: RunningCluster,
+) -> None:
+    """The vector leg searches with ``q / |q| + mean(d / |d|)`` over the first three bm25 hits that
+    have an embedding (gateway/search/feedback.py): the document near the best keyword hit passes
+    the one nearest the query's own vector."""
+    docs: list[dict[str, Any]] = [
+        {"id": 1, "title": "quasar", "_vectors": {"e": [0.0, 2.0, 0.0]}},
+        {"id": 2, "title": "winter", "_vectors": {"e": [0.6, 0.8, 0.0]}},
+        {"id": 3, "title": "garden", "_vectors": {"e": [1.0, -0.3, 0.0]}},
+        {"id": 4, "title": "quasar light", "_vectors": {"e": None}},
+    ]
+    make_index(cluster, "feedback", docs, {"embedders": RANDOM_SETTINGS["embedders"]})
+    query = {"q": "quasar", "showRankingScore": True, **BM25}
+    keyword = {hit["id"]: hit["_rankingScore"] for hit in search(cluster, "feedback", **query)["hits"]}
+    assert set(keyword) == {1, 4}
+    refined = [1.0 + 0.0, 0.0 + 1.0, 0.0]  # the query's vector plus doc 1's, normalised
+    norm = sum(x * x for x in refined) ** 0.5
+
+    def similarity(vector: list[float]) -> float:
+        length = sum(x * x for x in vector) ** 0.5
+        return (1 + sum(a * b / norm / length for a, b in zip(vector, refined, strict=True))) / 2
+
+    hybrid = {"embedder": "e", "semanticRatio": 0.5}
+    fused = search(cluster, "feedback", vector=[3.0, 0.0, 0.0], hybrid=hybrid, retrieveVectors=True, **query)
+    expected = {
+        doc["id"]: 0.5 * keyword.get(doc["id"], 0.0)
+        + (0.5 * similarity(doc["_vectors"]["e"]) if doc["_vectors"]["e"] else 0.0)
+        for doc in docs
+    }
+    assert ids(fused) == sorted(expected, key=lambda doc: -expected[doc])
+    assert ids(fused).index(2) < ids(fused).index(3), "near the best keyword hit, not the query"
+    for hit in fused["hits"]:
+        assert hit["_rankingScore"] == pytest.approx(expected[hit["id"]])
+    assert fused["queryVector"] == pytest.approx([x / norm for x in refined])
 
 
 def _random_search(rng: random.Random) -> dict[str, Any]:
