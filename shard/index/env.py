@@ -30,7 +30,7 @@ _MAX_RAW_EXTERNAL_ID = 506
 _HASHED_ID_PREFIX = 475
 
 
-FORMAT_VERSION = 7
+FORMAT_VERSION = 8
 """Bumped when what is stored changes meaning; 2: token records stored per document (record_store.py);
 3: positions and words analysed as the reference does (", " and ". " hard separators, ß kept), so an
 older store would answer with stale positions and ``ss`` words; 4: ``ø ł þ ħ`` kept, and combining
@@ -40,7 +40,8 @@ index's state counts the words of every field (``IndexState.field_tokens``, the 
 average field lengths), which an upgrade counts by re-indexing, and ``_geo``, ``_geojson`` and
 ``_vectors`` are no longer indexed as words; 7: the prefixes table holds
 three-character prefixes and each prefix's word-position levels too (prefixes.py), which a search
-reads instead of expanding the words."""
+reads instead of expanding the words; 8: the impacts table holds term frequency and field length
+classes (impacts.py), which bound the ``bm25`` strategy's scores."""
 _FORMAT_KEY = b"format-version"
 
 
@@ -87,6 +88,9 @@ class StoreEnv:
         self.prefixes = self.lmdb.open_db(b"prefixes")
         # index id + stem + 0x00 + field id -> doc ids having a word with that stem (stem != word)
         self.stems = self.lmdb.open_db(b"stems")
+        # index id + "w" + word + 0x00 + field id + class -> doc ids holding the word that many times there;
+        # index id + 0x00 + field id + class -> doc ids whose field has that many words (impacts.py)
+        self.impacts = self.lmdb.open_db(b"impacts")
         # index id + internal doc id (u32) -> the document's token record (each searchable field's words
         # and positions), zstd with the index's trained dictionary, see record_store.py
         self.records = self.lmdb.open_db(b"records")
@@ -109,7 +113,7 @@ class StoreEnv:
         self.vector_journal = self.lmdb.open_db(b"vector_journal")
         self.vector_tables = (self.vectors, self.vector_spaces, self.vector_journal)
         # Searchable data: rebuilt from the documents when settings that shape it change.
-        self.searchable = (self.words, self.prefixes, self.stems, self.records)
+        self.searchable = (self.words, self.prefixes, self.stems, self.impacts, self.records)
         # Every database keyed by index prefix holding documents or data derived from them: clearing
         # an index's documents clears exactly these.
         self.per_index = (

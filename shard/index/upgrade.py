@@ -1,12 +1,13 @@
 """The shard's part of an ``upgradeDatabase`` task: bring a store of an older format to the current one.
 
-Formats 3 to 6 hold the same documents as format 7 but older searchable tables: format 6's prefixes
+Formats 3 to 7 hold the same documents as format 8 but older searchable tables: format 7 has no impacts
+table (term frequency and field length classes, ``impacts.py``), format 6's prefixes
 table lacks three-character prefixes and position levels (``prefixes.py``), format 5's index state
 does not count each field's words (``IndexState.field_tokens``) and holds words of ``_geo``,
 ``_geojson`` and ``_vectors``, format 4's postings values carry no
 START/WHOLE marks (``postings.py``), format 3's words were analysed before ``ø ł þ ħ`` and Thai marks
 were kept. Rebuilding every index's postings and token records from its stored documents, as a
-settings change of the searchable attributes does, gives exactly what format 7 stores.
+settings change of the searchable attributes does, gives exactly what format 8 stores.
 It runs in the batch's one write transaction with the new format recorded last, so a crash leaves the
 older store whole and the re-sent batch upgrades it again; a re-sent batch that committed answers from
 its record.

@@ -1,0 +1,147 @@
+"""Per-document upper bounds of the ``bm25`` score, from postings and the impacts table alone.
+
+``bm25_rule.py`` scores documents from their token records in decreasing bound order and stops once no
+unscored bound beats the best score found, so the tighter the bound, the fewer records a search reads.
+A term's BM25F frequency in a document is the sum, over the places its words stand, of the match's
+weight times the norm of the field's ``searchableAttributes`` rank. Every word the term matches through
+is listed (its own, typo variants, a prefix's words, the stem's words: what ``DocMatcher`` looks for),
+and for each the impacts table says how many times at most it stands in each field (``impacts.py``) and
+how long at least each field is; the bound adds them up as if no two matches shared a place. Only an
+n-gram, a phrase (split word, synonym) or a prefix standing for too many words to read leaves its
+documents at the term's saturated weight, the only bound postings gave before.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from pyroaring import BitMap
+
+from shard.index.impacts import field_lengths, word_frequencies
+from shard.index.postings import term_docs_by_field
+from shard.index.read_cache import FIELD_LENGTHS
+from shard.query.context import SearchContext
+from shard.query.derivations import STEM_COST, Derivations, WordMatch
+from shard.query.ranking.bm25 import (
+    K1,
+    PREFIX_WEIGHT,
+    STEM_WEIGHT,
+    TYPO_WEIGHT,
+    B,
+    Bm25Scorer,
+    Floats,
+    ids_of,
+    match_weight,
+)
+
+_INEXACT_ESTIMATE = max(STEM_WEIGHT, PREFIX_WEIGHT, TYPO_WEIGHT)
+"""An inexact match's weight in the estimate."""
+LISTED_WORDS_LIMIT = 64
+"""Words of one derivation read for a bound; a prefix standing for more leaves its documents
+saturated (reading a thousand words' frequencies would cost more than the records they spare)."""
+_SLACK = 1 + 1e-9
+"""The bound and the score add the same terms in another order: floating point must not put the
+bound a hair under the score."""
+
+
+def upper_bounds(scorer: Bm25Scorer) -> tuple[Floats, Floats]:
+    """Per internal id: an upper bound of the score, and an estimate (each term once, at the average
+    length, in a field of the first rank) that ranks the documents a budget leaves unscored."""
+    ctx = scorer.ctx
+    size = (ctx.state.live.max() + 1) if ctx.state.live else 0
+    upper, estimate = np.zeros(size), np.zeros(size)
+    norms = _Norms(scorer, size)
+    present = []
+    for term, weight in enumerate(scorer.idf):
+        frequency = np.zeros(size)
+        saturated = BitMap()
+        best = np.zeros(size)
+        for number, derivation in enumerate(scorer.derivations):
+            if not derivation.first <= term <= derivation.last:
+                continue
+            sets = scorer.coverage.sets(number)
+            for cost, docs in sets.by_cost.items():
+                ids = ids_of(docs)
+                value = 1.0 if cost == 0 and derivation.first == derivation.last else _INEXACT_ESTIMATE
+                best[ids] = np.maximum(best[ids], value)  # a bitmap's ids are distinct
+            listed = _listed(derivation)
+            if listed is None:
+                saturated |= sets.all()
+                continue
+            for word, match in listed.items():
+                _add_word(ctx, norms, frequency, word, match_weight(match))
+        term_upper = weight * (K1 + 1) * frequency / (K1 + frequency)
+        term_upper[ids_of(saturated)] = weight * (K1 + 1)
+        present.append(term_upper > 0)
+        upper += term_upper
+        estimate += weight * best * (K1 + 1) / (K1 + best + (best == 0))
+    for first, second, bonus in scorer.pairs:
+        upper += (present[first] & present[second]) * bonus
+    return upper * _SLACK, estimate
+
+
+def _listed(derivation: Derivations) -> dict[str, WordMatch] | None:
+    """The words the derivation matches through and how (as ``DocMatcher`` lists them); None when
+    it also matches what no list of words holds, or too many words to read."""
+    if derivation.first != derivation.last or derivation.phrases:
+        return None
+    if derivation.prefix is not None and not derivation.prefix_complete:
+        return None
+    listed: dict[str, WordMatch] = dict.fromkeys(derivation.stem_words, WordMatch(STEM_COST, 0, False))
+    if derivation.prefix is not None:
+        listed.update(dict.fromkeys(derivation.prefix_words, WordMatch(derivation.prefix_cost, 0, False)))
+    listed.update(derivation.words)
+    return listed if len(listed) <= LISTED_WORDS_LIMIT else None
+
+
+def _add_word(ctx: SearchContext, norms: _Norms, frequency: Floats, word: str, weight: float) -> None:
+    """Adds the word's weighted occurrences bound, field by field, to ``frequency``."""
+    by_field = term_docs_by_field(ctx.txn, ctx.env.words, ctx.index_id, word)
+    if not by_field:
+        return
+    repeated = word_frequencies(ctx.txn, ctx.env.impacts, ctx.index_id, word)
+    for field_id, docs in by_field.items():
+        rank = norms.rank(field_id)
+        if rank is None:
+            continue
+        ids = ids_of(docs)
+        frequency[ids] += weight * norms.at(rank, ids)
+        for most, more in repeated.get(field_id, ()):
+            ids = ids_of(more)
+            frequency[ids] += weight * (most - 1) * norms.at(rank, ids)
+
+
+class _Norms:
+    """Each ``searchableAttributes`` rank's length norm at its bound: the rank's words in a document
+    are at least the sum of its allowed fields' length classes."""
+
+    def __init__(self, scorer: Bm25Scorer, size: int) -> None:
+        ctx = self.ctx = scorer.ctx
+        ranks = len(scorer.average)
+        allowed = ctx.allowed_fields
+        self.ranks: dict[int, int] = {
+            field_id: min(ctx.weight(field_id), ranks - 1)
+            for field_id in range(len(ctx.state.field_names))
+            if allowed is None or field_id in allowed
+        }
+        key = (FIELD_LENGTHS, ctx.index_id, (size, tuple(sorted(self.ranks.items())), ranks))
+        self.shortest = ctx.cached(key, lambda: self._shortest(size, ranks), lambda found: size * 8 * ranks)
+        self.weights = scorer.rank_weights
+        self.average = scorer.average
+
+    def rank(self, field_id: int) -> int | None:
+        return self.ranks.get(field_id)
+
+    def at(self, rank: int, ids: np.ndarray) -> Floats:
+        """The norm's bound for documents ``ids``."""
+        shortest = self.shortest[rank][ids]
+        norm: Floats = self.weights[rank] / (1 - B + B * shortest / self.average[rank])
+        return norm
+
+    def _shortest(self, size: int, ranks: int) -> list[np.ndarray]:
+        """Per rank, a lower bound of each document's words in the rank's allowed fields."""
+        ctx = self.ctx
+        shortest = [np.zeros(size) for _ in range(ranks)]
+        for field_id, rank in self.ranks.items():
+            for least, docs in field_lengths(ctx.txn, ctx.env.impacts, ctx.index_id, field_id):
+                shortest[rank][ids_of(docs)] += least
+        return shortest
