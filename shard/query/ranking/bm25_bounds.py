@@ -6,9 +6,11 @@ A term's BM25F frequency in a document is the sum, over the places its words sta
 weight times the norm of the field's ``searchableAttributes`` rank. Every word the term matches through
 is listed (its own, typo variants, a prefix's words, the stem's words: what ``DocMatcher`` looks for),
 and for each the impacts table says how many times at most it stands in each field (``impacts.py``) and
-how long at least each field is; the bound adds them up as if no two matches shared a place. Only an
-n-gram, a phrase (split word, synonym) or a prefix standing for too many words to read leaves its
-documents at the term's saturated weight, the only bound postings gave before.
+how long at least each field is; the bound adds them up as if no two matches shared a place. An n-gram's
+words count for each term they join. Only a prefix standing for too many words to read leaves its
+documents at the term's saturated weight, the only bound postings gave before. A phrase (split word,
+synonym, quoted phrase) counts where its first word stands, in the documents its check found (as
+the saturated bound did, a document the check did not reach is not credited with it).
 """
 
 from __future__ import annotations
@@ -48,42 +50,60 @@ def upper_bounds(scorer: Bm25Scorer) -> tuple[Floats, Floats]:
     length, in a field of the first rank) that ranks the documents a budget leaves unscored."""
     ctx = scorer.ctx
     size = (ctx.state.live.max() + 1) if ctx.state.live else 0
-    upper, estimate = np.zeros(size), np.zeros(size)
+    terms = len(scorer.idf)
+    frequencies = [np.zeros(size) for _ in range(terms)]
+    saturated = [BitMap() for _ in range(terms)]
     norms = _Norms(scorer, size)
+    for number, derivation in enumerate(scorer.derivations):
+        sets = scorer.coverage.sets(number)
+        span = range(derivation.first, derivation.last + 1)
+        listed = _listed(derivation)
+        if listed is None:
+            for term in span:
+                saturated[term] |= sets.all()
+            continue
+        # An n-gram's word stands for every term it joins.
+        found = frequencies[derivation.first] if len(span) == 1 else np.zeros(size)
+        for word, match in listed.items():
+            _add_word(ctx, norms, found, word, match_weight(match))
+        for words, match in derivation.phrases:
+            # A phrase stands where its first word does, in the documents its check found.
+            lead = next(word for word in words if word is not None)
+            _add_word(ctx, norms, found, lead, match_weight(match), sets.all())
+        if len(span) > 1:
+            for term in span:
+                frequencies[term] += found
+    upper, estimate = np.zeros(size), np.zeros(size)
     present = []
     for term, weight in enumerate(scorer.idf):
-        frequency = np.zeros(size)
-        saturated = BitMap()
-        best = np.zeros(size)
-        for number, derivation in enumerate(scorer.derivations):
-            if not derivation.first <= term <= derivation.last:
-                continue
-            sets = scorer.coverage.sets(number)
-            for cost, docs in sets.by_cost.items():
-                ids = ids_of(docs)
-                value = 1.0 if cost == 0 and derivation.first == derivation.last else _INEXACT_ESTIMATE
-                best[ids] = np.maximum(best[ids], value)  # a bitmap's ids are distinct
-            listed = _listed(derivation)
-            if listed is None:
-                saturated |= sets.all()
-                continue
-            for word, match in listed.items():
-                _add_word(ctx, norms, frequency, word, match_weight(match))
+        frequency = frequencies[term]
         term_upper = weight * (K1 + 1) * frequency / (K1 + frequency)
-        term_upper[ids_of(saturated)] = weight * (K1 + 1)
+        term_upper[ids_of(saturated[term])] = weight * (K1 + 1)
         present.append(term_upper > 0)
         upper += term_upper
-        estimate += weight * best * (K1 + 1) / (K1 + best + (best == 0))
+        estimate += _estimate(scorer, term, weight, size)
     for first, second, bonus in scorer.pairs:
         upper += (present[first] & present[second]) * bonus
     return upper * _SLACK, estimate
 
 
+def _estimate(scorer: Bm25Scorer, term: int, weight: float, size: int) -> Floats:
+    """The term's part of the estimate: its best match once, in a first-rank field of average length."""
+    best = np.zeros(size)
+    for number, derivation in enumerate(scorer.derivations):
+        if derivation.first <= term <= derivation.last:
+            for cost, docs in scorer.coverage.sets(number).by_cost.items():
+                ids = ids_of(docs)
+                value = 1.0 if cost == 0 and derivation.first == derivation.last else _INEXACT_ESTIMATE
+                best[ids] = np.maximum(best[ids], value)  # a bitmap's ids are distinct
+    part: Floats = weight * best * (K1 + 1) / (K1 + best + (best == 0))
+    return part
+
+
 def _listed(derivation: Derivations) -> dict[str, WordMatch] | None:
     """The words the derivation matches through and how (as ``DocMatcher`` lists them); None when
-    it also matches what no list of words holds, or too many words to read."""
-    if derivation.first != derivation.last or derivation.phrases:
-        return None
+    it matches what no list of words holds (a prefix standing for more words than listed), or too many
+    words to read."""
     if derivation.prefix is not None and not derivation.prefix_complete:
         return None
     listed: dict[str, WordMatch] = dict.fromkeys(derivation.stem_words, WordMatch(STEM_COST, 0, False))
@@ -93,8 +113,16 @@ def _listed(derivation: Derivations) -> dict[str, WordMatch] | None:
     return listed if len(listed) <= LISTED_WORDS_LIMIT else None
 
 
-def _add_word(ctx: SearchContext, norms: _Norms, frequency: Floats, word: str, weight: float) -> None:
-    """Adds the word's weighted occurrences bound, field by field, to ``frequency``."""
+def _add_word(
+    ctx: SearchContext,
+    norms: _Norms,
+    frequency: Floats,
+    word: str,
+    weight: float,
+    within: BitMap | None = None,
+) -> None:
+    """Adds the word's weighted occurrences bound, field by field, to ``frequency`` (only in the
+    documents ``within``, when given)."""
     by_field = term_docs_by_field(ctx.txn, ctx.env.words, ctx.index_id, word)
     if not by_field:
         return
@@ -103,10 +131,10 @@ def _add_word(ctx: SearchContext, norms: _Norms, frequency: Floats, word: str, w
         rank = norms.rank(field_id)
         if rank is None:
             continue
-        ids = ids_of(docs)
+        ids = ids_of(docs if within is None else docs & within)
         frequency[ids] += weight * norms.at(rank, ids)
         for most, more in repeated.get(field_id, ()):
-            ids = ids_of(more)
+            ids = ids_of(more if within is None else more & within)
             frequency[ids] += weight * (most - 1) * norms.at(rank, ids)
 
 
