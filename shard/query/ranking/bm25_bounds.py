@@ -45,9 +45,8 @@ _SLACK = 1 + 1e-9
 bound a hair under the score."""
 
 
-def upper_bounds(scorer: Bm25Scorer) -> tuple[Floats, Floats]:
-    """Per internal id: an upper bound of the score, and an estimate (each term once, at the average
-    length, in a field of the first rank) that ranks the documents a budget leaves unscored."""
+def upper_bounds(scorer: Bm25Scorer) -> Floats:
+    """Per internal id: an upper bound of the score."""
     ctx = scorer.ctx
     size = (ctx.state.live.max() + 1) if ctx.state.live else 0
     terms = len(scorer.idf)
@@ -73,7 +72,7 @@ def upper_bounds(scorer: Bm25Scorer) -> tuple[Floats, Floats]:
         if len(span) > 1:
             for term in span:
                 frequencies[term] += found
-    upper, estimate = np.zeros(size), np.zeros(size)
+    upper = np.zeros(size)
     present = []
     for term, weight in enumerate(scorer.idf):
         frequency = frequencies[term]
@@ -81,10 +80,19 @@ def upper_bounds(scorer: Bm25Scorer) -> tuple[Floats, Floats]:
         term_upper[ids_of(saturated[term])] = weight * (K1 + 1)
         present.append(term_upper > 0)
         upper += term_upper
-        estimate += _estimate(scorer, term, weight, size)
     for first, second, bonus in scorer.pairs:
         upper += (present[first] & present[second]) * bonus
-    return upper * _SLACK, estimate
+    return upper * _SLACK
+
+
+def estimates(scorer: Bm25Scorer) -> Floats:
+    """Per internal id: an estimate of the score (each term once, at the average length, in a field
+    of the first rank) that ranks the documents a budget leaves unscored; only then computed."""
+    size = (scorer.ctx.state.live.max() + 1) if scorer.ctx.state.live else 0
+    estimate = np.zeros(size)
+    for term, weight in enumerate(scorer.idf):
+        estimate += _estimate(scorer, term, weight, size)
+    return estimate
 
 
 def _estimate(scorer: Bm25Scorer, term: int, weight: float, size: int) -> Floats:

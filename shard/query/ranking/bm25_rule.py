@@ -29,7 +29,7 @@ from shard.query.context import SearchContext
 from shard.query.derivations import Derivations
 from shard.query.parse import MAX_TERMS, ParsedQuery
 from shard.query.ranking.bm25 import Bm25Scorer, Bm25Stats, Floats, local_stats, rank_words
-from shard.query.ranking.bm25_bounds import upper_bounds
+from shard.query.ranking.bm25_bounds import estimates, upper_bounds
 from shard.query.ranking.bucket_sort import Ranker, RankingOutcome
 from shard.query.ranking.coverage import Kept
 from shard.query.ranking.rules import DEFAULT_RULES, Bucket, Rule
@@ -83,7 +83,7 @@ class Bm25Rule:
         gateway sent without its first round)."""
         self._stats = stats
         self._scorer: Bm25Scorer | None = None
-        self._bounds: tuple[Floats, Floats] | None = None
+        self._upper: Floats | None = None
 
     def scorer(self, ranker: Ranker) -> Bm25Scorer:
         if self._scorer is None:
@@ -106,9 +106,9 @@ class Bm25Rule:
         once and every other one is scored before the first bucket (within the budget), so the
         count does not depend on how far the page explored, nor on the shard count."""
         scorer = self.scorer(ranker)
-        if self._bounds is None:
-            self._bounds = upper_bounds(scorer)
-        upper, estimate = self._bounds
+        if self._upper is None:
+            self._upper = upper_bounds(scorer)
+        upper = self._upper
         ids = np.frombuffer(docs.to_array(), dtype=np.uint32) if docs else np.zeros(0, dtype=np.uint32)
         bounds = upper[ids]
         threshold = ranker.threshold
@@ -139,6 +139,7 @@ class Bm25Rule:
                 continue
             if (budget is not None and scored >= budget) or time.monotonic() > ranker.deadline:
                 # The rest rank by their estimates, among the scores already known.
+                estimate = estimates(scorer)
                 for rest in (order[position:], *(chunk for chunk, _ in pending)):
                     for doc_id, value in zip(rest, estimate[rest].tolist(), strict=True):
                         heapq.heappush(heap, (-value, doc_id))
