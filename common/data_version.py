@@ -21,7 +21,7 @@ OLDEST_UPGRADABLE = 3
 """Formats 3 to 7 differ from 8 only in what the searchable tables hold (3: analysis of ``ß``,
 ``ø ł þ ħ`` and Thai marks; 4: postings without START/WHOLE marks; 5: no per-field word counts in the
 index state, and words of ``_geo``, ``_geojson`` and ``_vectors``; 6: no three-character prefixes;
-7: short texts stemmed in the shard's most common language),
+7: short texts stemmed in the shard's most common language, no impacts table),
 which the upgrade rebuilds from the stored documents; older formats laid documents out differently
 and need a re-index."""
 

@@ -46,7 +46,7 @@ class WriteContext:
         self._indexers: dict[int, Indexer] = {}
         self._facet_indexers: dict[int, FacetIndexer] = {}
         self._fields: dict[int, KnownFields] = {}
-        self.deltas = Deltas(txn, env.words, env.prefixes, env.stems, env.facets)
+        self.deltas = Deltas(txn, env.words, env.prefixes, env.stems, env.impacts, env.facets)
         self.documents = BlockWriter(txn, env.documents, codec)
         self.records = RecordWriter(txn, env, codec)
         self.on_delete: list[Callable[[int, int], None]] = []

@@ -41,7 +41,9 @@ average field lengths), which an upgrade counts by re-indexing, and ``_geo``, ``
 ``_vectors`` are no longer indexed as words; 7: the prefixes table holds
 three-character prefixes and each prefix's word-position levels too (prefixes.py), which a search
 reads instead of expanding the words; 8: text no language is detected in is stemmed in English, not in
-the shard's most common language so far (``FALLBACK_LANGUAGE``), so the stems table is rebuilt."""
+the shard's most common language so far (``FALLBACK_LANGUAGE``), so the stems table is rebuilt, and
+the impacts table holds term frequency and field length classes (impacts.py), which bound the
+``bm25`` strategy's scores."""
 _FORMAT_KEY = b"format-version"
 
 
@@ -88,6 +90,9 @@ class StoreEnv:
         self.prefixes = self.lmdb.open_db(b"prefixes")
         # index id + stem + 0x00 + field id -> doc ids having a word with that stem (stem != word)
         self.stems = self.lmdb.open_db(b"stems")
+        # index id + "w" + word + 0x00 + field id + class -> doc ids holding the word that many times there;
+        # index id + 0x00 + field id + class -> doc ids whose field has that many words (impacts.py)
+        self.impacts = self.lmdb.open_db(b"impacts")
         # index id + internal doc id (u32) -> the document's token record (each searchable field's words
         # and positions), zstd with the index's trained dictionary, see record_store.py
         self.records = self.lmdb.open_db(b"records")
@@ -110,7 +115,7 @@ class StoreEnv:
         self.vector_journal = self.lmdb.open_db(b"vector_journal")
         self.vector_tables = (self.vectors, self.vector_spaces, self.vector_journal)
         # Searchable data: rebuilt from the documents when settings that shape it change.
-        self.searchable = (self.words, self.prefixes, self.stems, self.records)
+        self.searchable = (self.words, self.prefixes, self.stems, self.impacts, self.records)
         # Every database keyed by index prefix holding documents or data derived from them: clearing
         # an index's documents clears exactly these.
         self.per_index = (

@@ -15,6 +15,7 @@ import orjson
 from common.settings.capabilities import RESERVED_FIELDS
 from shard.analysis import FALLBACK_LANGUAGE, AnalysisConfig, Analyzer
 from shard.analysis.locales import iso639_3
+from shard.index.impacts import field_keys
 from shard.index.postings import START, WHOLE, Deltas, term_keys
 from shard.index.prefixes import level_terms, own_prefixes, short_prefixes
 from shard.index.record_store import RecordWriter
@@ -136,7 +137,9 @@ class Indexer:
                 (deltas.prefixes, level_terms(words, entry.positions)),
             )
             keys = [term_keys(self.index_id, terms, entry.field_id) for _, terms in tables]
-            for (delta, _), table_keys in zip(tables, keys, strict=True):
+            changes = [*zip((delta for delta, _ in tables), keys, strict=True)]
+            changes.append((deltas.impacts, field_keys(self.index_id, entry.field_id, words)))
+            for delta, table_keys in changes:
                 if add:
                     delta.add(table_keys, doc_id)
                 else:

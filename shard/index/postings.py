@@ -340,12 +340,19 @@ class Deltas:
     FLUSH_DOCUMENTS = 10_000
 
     def __init__(
-        self, txn: Txn, words: Database, prefixes: Database, stems: Database, facets: Database
+        self,
+        txn: Txn,
+        words: Database,
+        prefixes: Database,
+        stems: Database,
+        impacts: Database,
+        facets: Database,
     ) -> None:
         self.txn = txn
         self.words = PostingsDelta(words, marked=True)
         self.prefixes = PostingsDelta(prefixes, marked=True)
         self.stems = PostingsDelta(stems, marked=True)
+        self.impacts = PostingsDelta(impacts)
         self.facets = PostingsDelta(facets)
         self._added: set[int] = set()
 
@@ -372,6 +379,6 @@ class Deltas:
                 self.stems.marks[START][key].append(doc_id)
 
     def flush(self) -> None:
-        for delta in (self.words, self.prefixes, self.stems, self.facets):
+        for delta in (self.words, self.prefixes, self.stems, self.impacts, self.facets):
             delta.flush(self.txn)
         self._added.clear()

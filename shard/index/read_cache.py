@@ -33,7 +33,8 @@ share of ``--read-cache-size``."""
     TABLE_SIZES,
     PHRASE_DOCS,
     FACET_TABLES,
-) = range(13)
+    FIELD_LENGTHS,
+) = range(14)
 """Kinds of cached value, the first part of a key ``(kind, index id, id)``."""
 
 Key = tuple[int, int, Hashable]

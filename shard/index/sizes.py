@@ -23,6 +23,7 @@ def tables(env: StoreEnv) -> dict[str, Database]:
         "words": env.words,
         "prefixes": env.prefixes,
         "stems": env.stems,
+        "impacts": env.impacts,
         "records": env.records,
         "settings": env.settings,
         "facets": env.facets,

@@ -1,7 +1,8 @@
 """The shard's part of an ``upgradeDatabase`` task: bring a store of an older format to the current one.
 
 Formats 3 to 7 hold the same documents as format 8 but older searchable tables: format 7 stemmed text
-too short to detect a language in in the shard's most common language so far, format 6's prefixes
+too short to detect a language in in the shard's most common language so far and has no impacts
+table (term frequency and field length classes, ``impacts.py``), format 6's prefixes
 table lacks three-character prefixes and position levels (``prefixes.py``), format 5's index state
 does not count each field's words (``IndexState.field_tokens``) and holds words of ``_geo``,
 ``_geojson`` and ``_vectors``, format 4's postings values carry no

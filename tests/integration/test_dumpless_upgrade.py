@@ -1,6 +1,7 @@
 """The dumpless upgrade through the real cluster, on a data directory of the previous format (5) that
-the test makes from a current one: the prefixes table loses its three-character prefixes, as format 5
-stored it, the shards record format 5 and the directory's ``VERSION`` says 5.
+the test makes from a current one: the prefixes table loses its three-character prefixes and the
+impacts table its keys, as format 5 stored them, the shards record format 5 and the directory's
+``VERSION`` says 5.
 
 Without ``--experimental-dumpless-upgrade`` the launch is refused with the reference's wording; with it
 an ``upgradeDatabase`` task rebuilds them, and the tables and the search answers are those of the
@@ -52,15 +53,16 @@ def searchable_tables(data_dir: Path, shards: int) -> list[dict[bytes, bytes]]:
     for k in range(shards):
         env = StoreEnv(data_dir / "shards" / str(k), accept_older=True)
         with env.lmdb.begin() as txn:
-            for table in (env.words, env.prefixes, env.stems):
+            for table in (env.words, env.prefixes, env.stems, env.impacts):
                 tables.append(dict(txn.cursor(table)))
         env.close()
     return tables
 
 
 def make_format_5(data_dir: Path, shards: int) -> int:
-    """Rewrite the stores as format 5 held them: no three-character prefixes (format 7) and index
-    states without the per-field word counts (format 6); return how many prefixes were removed."""
+    """Rewrite the stores as format 5 held them: no impacts table (format 8), no three-character
+    prefixes (format 7) and index states without the per-field word counts (format 6); return how many
+    prefixes were removed."""
     removed = 0
     for k in range(shards):
         env = StoreEnv(data_dir / "shards" / str(k))
@@ -69,6 +71,7 @@ def make_format_5(data_dir: Path, shards: int) -> int:
                 if len(split_key(key)[0]) == 3:
                     txn.delete(key, db=env.prefixes)
                     removed += 1
+            txn.drop(env.impacts, delete=False)  # emptied, not deleted: format 8 opens it
             for key, value in list(txn.cursor(env.index_state)):
                 if key.endswith(b"stats"):
                     stats = orjson.loads(value)

@@ -462,3 +462,19 @@ def test_field_lengths_follow_updates_and_deletions(cluster: RunningCluster) -> 
         edited = search(cluster, "edited", q=q, showRankingScore=True, **BM25)["hits"]
         fresh = search(cluster, "fresh", q=q, showRankingScore=True, **BM25)["hits"]
         assert edited == fresh
+
+
+def test_the_best_documents_are_scored_first_past_the_record_budget(cluster: RunningCluster) -> None:
+    """A score's bound reads the term's frequency and the field's length (``shard/index/impacts.py``):
+    among more candidates than the record budget (2,000, shared over the shards), the best scoring
+    documents are read first whatever their ids. With a bound from postings alone every candidate
+    tied, the candidates were scored in id order, and the two best, added last, were left past the
+    budget to rank by their estimates, which tie with every filler's ([1953, 1957] came first)."""
+    filler = " ".join(FILLER)
+    docs: list[dict[str, Any]] = [{"id": n, "text": f"apple {filler}"} for n in range(2400)]
+    docs += [{"id": 5000, "text": "apple"}, {"id": 5001, "text": f"apple apple apple apple {filler}"}]
+    make_index(cluster, "budget", docs)
+    assert {hit["id"] for hit in search(cluster, "budget", q="apple", limit=2, **BM25)["hits"]} == {
+        5000,
+        5001,
+    }

@@ -24,6 +24,7 @@ TABLES = {
     "words",
     "prefixes",
     "stems",
+    "impacts",
     "records",
     "settings",
     "facets",

@@ -10,9 +10,9 @@ shard computes the same score for the same document, and ``normalised`` maps it 
 everywhere.
 
 Ranking reads the records of few documents: an upper bound of every candidate's score comes from
-the terms' postings alone (numpy over the bitmaps), and documents are scored from their records in
-decreasing bound order until the best unscored bound cannot beat the best scored document
-(``bm25_rule.py``).
+the terms' postings and their frequency and field length classes (``bm25_bounds.py``, numpy over the
+bitmaps), and documents are scored from their records in decreasing bound order until the best
+unscored bound cannot beat the best scored document (``bm25_rule.py``).
 
 The constants were chosen on Cranfield (2 shards, nDCG@10 / Recall@100 of 225 queries, each varied
 alone from K1 1.2, B 0.75, rank decay 0.5, stem 0.6, typo 0.3, proximity 0.1: 0.3920 / 0.7565):
@@ -58,7 +58,6 @@ document holding one such term once, in a first-rank field of average length, sc
 about 0.75, whatever the query's length (a search's hybrid fusion compares these with similarities;
 the query's maximum, the first choice, put a 15-word query's best hits under 0.1, so that any
 semantic hit passed them)."""
-_INEXACT_BOUND = max(STEM_WEIGHT, PREFIX_WEIGHT, TYPO_WEIGHT)
 
 Floats = npt.NDArray[np.float64]
 
@@ -138,36 +137,10 @@ class Bm25Scorer:
         matched = [weight for term, weight in enumerate(self.idf) if stats.frequencies[term] > 0]
         self.half = HALF_SCORE * (sum(matched) / len(matched) if matched else 1.0)
         self.matcher = DocMatcher(derivations, ctx.allowed_fields, ctx.exact_fields)
-        self._bounds: tuple[Floats, Floats] | None = None
 
     def normalised(self, raw: float) -> float:
         """``raw / (raw + half)``: in 0..1, in raw score order, the same on every shard."""
         return raw / (raw + self.half) if raw > 0 else 0.0
-
-    def bounds(self) -> tuple[Floats, Floats]:
-        """Per internal id: an upper bound of the score (every matched term saturated), and an
-        estimate (each term once, at the average length, in a field of the first rank)."""
-        if self._bounds is None:
-            size = (self.ctx.state.live.max() + 1) if self.ctx.state.live else 0
-            upper, estimate = np.zeros(size), np.zeros(size)
-            present = []
-            for term, weight in enumerate(self.idf):
-                best = np.zeros(size)
-                for number, derivation in enumerate(self.derivations):
-                    if not derivation.first <= term <= derivation.last:
-                        continue
-                    for cost, docs in self.coverage.sets(number).by_cost.items():
-                        ids = _ids(docs)
-                        value = 1.0 if cost == 0 and derivation.first == derivation.last else _INEXACT_BOUND
-                        best[ids] = np.maximum(best[ids], value)  # a bitmap's ids are distinct
-                found = best > 0
-                present.append(found)
-                upper += found * (weight * (K1 + 1))
-                estimate += weight * best * (K1 + 1) / (K1 + best + (best == 0))
-            for first, second, bonus in self.pairs:
-                upper += (present[first] & present[second]) * bonus
-            self._bounds = (upper, estimate)
-        return self._bounds
 
     def score(self, doc_id: int) -> float:
         """The document's BM25F score from its token record."""
@@ -233,5 +206,5 @@ def _closest(first: dict[int, list[int]] | None, second: dict[int, list[int]] | 
     return closest
 
 
-def _ids(docs: BitMap) -> npt.NDArray[np.uint32]:
+def ids_of(docs: BitMap) -> npt.NDArray[np.uint32]:
     return np.frombuffer(docs.to_array(), dtype=np.uint32) if docs else np.zeros(0, dtype=np.uint32)

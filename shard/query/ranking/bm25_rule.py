@@ -21,13 +21,15 @@ from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 from pyroaring import BitMap
 
 from shard.index.settings import displayed_attributes
 from shard.query.context import SearchContext
 from shard.query.derivations import Derivations
 from shard.query.parse import MAX_TERMS, ParsedQuery
-from shard.query.ranking.bm25 import Bm25Scorer, Bm25Stats, local_stats, rank_words
+from shard.query.ranking.bm25 import Bm25Scorer, Bm25Stats, Floats, local_stats, rank_words
+from shard.query.ranking.bm25_bounds import estimates, upper_bounds
 from shard.query.ranking.bucket_sort import Ranker, RankingOutcome
 from shard.query.ranking.coverage import Kept, count_terms
 from shard.query.ranking.rules import DEFAULT_RULES, Bucket, Rule
@@ -39,6 +41,26 @@ SCALE = 10**12
 """A score's resolution in its rank step (the merge key compares ``rank / SCALE``)."""
 _BATCH = 32
 """Documents scored between two checks of the bound."""
+_FIRST_CHUNK = 256
+"""Candidates put in bound order first (``_by_bound``); each next chunk is 8 times larger."""
+
+
+def _by_bound(ids: npt.NDArray[np.uint32], bounds: Floats) -> Iterator[tuple[list[int], list[float]]]:
+    """The candidates (``ids`` ascending) and their bounds, highest bound first and ties in id order,
+    a chunk at a time: a page scores a few hundred of a common word's hundred thousand candidates,
+    and sorting them all cost more than scoring those."""
+    size = _FIRST_CHUNK
+    while len(ids):
+        if len(ids) > size:
+            least = np.partition(bounds, len(bounds) - size)[len(bounds) - size]
+            taken = bounds >= least
+        else:
+            taken = np.ones(len(ids), dtype=bool)
+        chunk, chunk_bounds = ids[taken], bounds[taken]
+        by_bound = np.argsort(-chunk_bounds, kind="stable")
+        yield chunk[by_bound].tolist(), chunk_bounds[by_bound].tolist()
+        ids, bounds = ids[~taken], bounds[~taken]
+        size *= 8
 
 
 def term_limit(strategy: str) -> int | None:
@@ -60,6 +82,7 @@ class Bm25Rule:
         gateway sent without its first round)."""
         self._stats = stats
         self._scorer: Bm25Scorer | None = None
+        self._upper: Floats | None = None
 
     def scorer(self, ranker: Ranker) -> Bm25Scorer:
         if self._scorer is None:
@@ -82,7 +105,9 @@ class Bm25Rule:
         once and every other one is scored before the first bucket (within the budget), so the
         count does not depend on how far the page explored, nor on the shard count."""
         scorer = self.scorer(ranker)
-        upper, estimate = scorer.bounds()
+        if self._upper is None:
+            self._upper = upper_bounds(scorer)
+        upper = self._upper
         ids = np.frombuffer(docs.to_array(), dtype=np.uint32) if docs else np.zeros(0, dtype=np.uint32)
         bounds = upper[ids]
         threshold = ranker.threshold
@@ -90,13 +115,19 @@ class Bm25Rule:
             reachable = bounds / (bounds + scorer.half) >= threshold
             ranker.dropped |= BitMap(ids[~reachable].tolist())
             ids, bounds = ids[reachable], bounds[reachable]
-        order = ids[np.lexsort((ids, -bounds))].tolist()
-        bounds_sorted = np.sort(bounds)[::-1].tolist()
+        pending = _by_bound(ids, bounds)
+        order: list[int] = []
+        tops: list[float] = []
         heap: list[tuple[float, int]] = []
         budget = ranker.budget
         scored = position = 0
-        while position < len(order) or heap:
-            bound = bounds_sorted[position] if position < len(order) else -1.0
+        while True:
+            if position == len(order):
+                order, tops = next(pending, ([], []))
+                position = 0
+                if not order and not heap:
+                    return
+            bound = tops[position] if position < len(order) else -1.0
             eager = threshold is not None and position < len(order)
             if heap and -heap[0][0] > bound and not eager:
                 best = -heap[0][0]
@@ -107,9 +138,11 @@ class Bm25Rule:
                 continue
             if (budget is not None and scored >= budget) or time.monotonic() > ranker.deadline:
                 # The rest rank by their estimates, among the scores already known.
-                for doc_id in order[position:]:
-                    heapq.heappush(heap, (-float(estimate[doc_id]), doc_id))
-                position = len(order)
+                estimate = estimates(scorer)
+                for rest in (order[position:], *(chunk for chunk, _ in pending)):
+                    for doc_id, value in zip(rest, estimate[rest].tolist(), strict=True):
+                        heapq.heappush(heap, (-value, doc_id))
+                order, tops, position = [], [], 0
                 continue
             batch = order[position : position + _BATCH]
             position += len(batch)
