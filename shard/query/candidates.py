@@ -1,6 +1,6 @@
-"""A query's candidates apart from ranking: the documents its negated words exclude, whether and in
-which language its words are stemmed, and the documents it keeps (federated unions of several
-queries' candidates for counts and facets, ``facetUnion`` and ``countUnion``)."""
+"""A query's candidates apart from ranking: the documents its negated words exclude, the language
+its text is stemmed in, and the documents it keeps (federated unions of several queries' candidates
+for counts and facets, ``facetUnion`` and ``countUnion``)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from shard.query.context import SearchContext
 from shard.query.derivations import derive
 from shard.query.docsets import phrase_docs, word_docs
 from shard.query.parse import ParsedQuery, parse_query
-from shard.query.ranking.bm25_rule import BM25, KeywordRanker, term_limit
+from shard.query.ranking.bm25_rule import KeywordRanker, term_limit
 from shard.query.search_filter import filtered_out
 from shard.query.semantic import SemanticLeg, VectorSpace, query_vector
 
@@ -40,7 +40,7 @@ def query_candidates(
     excluded = negated_documents(ctx, query) | unfiltered
     if query.placeholder:
         return found | (ctx.state.live - excluded)
-    derivations = derive(ctx, query, stemming_language(ctx, params, strategy))
+    derivations = derive(ctx, query, query_language(ctx, params.get("q"), locales))
     threshold = params.get("rankingScoreThreshold") if scored else None
     ranker = KeywordRanker(
         ctx, query, derivations, strategy=strategy, threshold=threshold, term_counts=params.get("termCounts")
@@ -58,17 +58,11 @@ def negated_documents(ctx: SearchContext, query: ParsedQuery) -> BitMap:
     return excluded
 
 
-def stemming_language(ctx: SearchContext, params: dict[str, Any], strategy: str) -> str | None:
-    """The language the query's words are stemmed in, None for no stems: stems are the ``bm25``
-    strategy's (a Sift extension); under the contract's strategies a query matches what the reference
-    engine matches, which does not stem. The language: the query's locales, else detection (20
-    characters or more), else ``FALLBACK_LANGUAGE``, as text too short to detect in documents."""
-    if strategy != BM25:
-        return None
-    locales = params.get("locales")
+def query_language(ctx: SearchContext, q: str | None, locales: tuple[str, ...]) -> str:
+    """The stemming language of the query: its locales, else detection (20 characters or more), else
+    ``FALLBACK_LANGUAGE``, as for document text too short to detect a language in."""
     if locales:
         return iso639_3(locales[0])
-    q = params.get("q")
     detected = ctx.analyzer.detect_language(q) if q and len(q) >= 20 else None
     if detected is not None:
         return detected

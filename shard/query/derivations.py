@@ -1,10 +1,10 @@
 """Every way a query term can match a document word (search.md §7.1, §7.3, §6.7).
 
-A term matches its own word, typo variants of it, any word it prefixes (last term), its synonyms and,
-under the ``bm25`` matching strategy (a Sift extension), words with the same stem; a word may also
-match split in two, and 2-3 consecutive terms may match concatenated (n-grams). Vocabulary lookups
-happen here, once per query; what each derivation costs for the typo rule and whether it counts as
-exact is decided here too, so docsets, per-document matching and highlighting all agree.
+A term matches its own word, typo variants of it, any word it prefixes (last term), words with the
+same stem, and its synonyms; a word may also match split in two, and 2-3 consecutive terms may match
+concatenated (n-grams). Vocabulary lookups happen here, once per query; what each derivation costs
+for the typo rule and whether it counts as exact is decided here too, so docsets, per-document
+matching and highlighting all agree.
 """
 
 from __future__ import annotations
@@ -27,7 +27,8 @@ from shard.query.vocabulary import PREFIX_LIMIT, prefix_words
 
 MAX_NGRAM = 3
 STEM_COST = 1
-"""What a word sharing only the stem costs (``bm25`` weighs such matches apart, ``ranking/bm25.py``)."""
+"""What a word sharing only the stem costs the typo rule among the documents that need a stem to match
+(``ranking/stem_tier.py``); a query word's highest cost is at least this, as the reference's is 1."""
 _NUMBER_CHARS = frozenset("0123456789.,-+_/:")
 
 
@@ -57,7 +58,6 @@ class Derivations:
     """False when the prefix stands for more words than listed: per-document matching then tests
     each document word, and the docsets of a short prefix come from the prefixes table."""
     stem: str | None = None
-    """Set under the ``bm25`` strategy only: the contract's strategies match what the reference does."""
     stem_words: frozenset[str] = frozenset()
     """Vocabulary words sharing the stem (besides those already listed as ``words``)."""
     phrases: list[tuple[tuple[str | None, ...], WordMatch]] = field(default_factory=list)
@@ -65,6 +65,15 @@ class Derivations:
     most_cost: int = 0
     """The highest typo cost the settings allow this derivation, whatever this shard's vocabulary
     holds: the typo rule's maximum must be the same on every shard for their scores to compare."""
+
+    def without_stem(self) -> Derivations:
+        """The same matches but the stem's: what the first tier ranks with (``ranking/stem_tier.py``)."""
+        if self.stem is None:
+            return self
+        # A shallow copy, as dataclasses.replace makes, at a quarter of its cost (every search).
+        clone = object.__new__(Derivations)
+        clone.__dict__ = {**self.__dict__, "stem": None, "stem_words": frozenset()}
+        return clone
 
 
 @dataclass(frozen=True)
@@ -102,9 +111,9 @@ def is_number(word: str) -> bool:
     return bool(word) and set(word) <= _NUMBER_CHARS and any(char.isdigit() for char in word)
 
 
-def derive(ctx: SearchContext, query: ParsedQuery, language: str | None) -> list[Derivations]:
+def derive(ctx: SearchContext, query: ParsedQuery, language: str) -> list[Derivations]:
     """Derivations of every term, then of every n-gram of consecutive plain terms; ``language`` is the
-    query's stemming language (ISO 639-3), None for no stems (``candidates.stemming_language``)."""
+    query's stemming language (ISO 639-3)."""
     policy = TypoPolicy.from_settings(ctx.settings, ctx.analyzer)
     synonyms = normalized_synonyms(ctx.analyzer, orjson.dumps(ctx.settings.get("synonyms") or {}))
     prefix_enabled = ctx.settings.get("prefixSearch", "indexingTime") != "disabled"
@@ -124,7 +133,7 @@ def _derive_term(
     term: QueryTerm,
     policy: TypoPolicy,
     synonyms: dict[tuple[str, ...], list[tuple[str | None, ...]]],
-    language: str | None,
+    language: str,
     prefix_enabled: bool,
 ) -> Derivations:
     result = Derivations(term.index, term.index)
@@ -140,8 +149,7 @@ def _derive_term(
         _set_prefix(ctx, result, word, 0)
     allowance = policy.allowance(word)
     splittable = policy.enabled and len(word) > 1
-    # At least 1 whatever the word allows, as the reference's maximum is (a split or a stem costs 1).
-    result.most_cost = max(allowance, 1)
+    result.most_cost = max(allowance, STEM_COST, 1 if splittable else 0)
     if allowance:
         for variant, typos in _typo_variants(ctx, word, allowance, prefix, policy):
             result.words.setdefault(variant, WordMatch(typos, typos, False))
@@ -155,8 +163,7 @@ def _derive_term(
             result.phrases.append((split, WordMatch(1, 1, False)))
     for value in synonyms.get((word,), ()):
         _add_synonym(result, value, 0)
-    if language is not None:
-        _set_stem(ctx, result, word, language)
+    _set_stem(ctx, result, word, language)
     return result
 
 

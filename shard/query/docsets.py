@@ -40,7 +40,15 @@ class DocSets:
         return self._all
 
 
-def resolve(ctx: SearchContext, derivations: Derivations) -> DocSets:
+def resolve(ctx: SearchContext, derivations: Derivations, base: DocSets | None = None) -> DocSets:
+    """``base``: the same derivation's sets without its stem, resolved already (the first tier's):
+    only the stem's documents are then looked up and added to them."""
+    if base is not None:
+        if derivations.stem is None:
+            return base
+        sets = DocSets(derivations, dict(base.by_cost))
+        _add(sets, STEM_COST, _stem_docs(ctx, derivations.stem))
+        return _cheapest(sets)
     sets = DocSets(derivations)
     typo_only = typo_fields(ctx)
     for word, match in derivations.words.items():
@@ -58,6 +66,7 @@ def resolve(ctx: SearchContext, derivations: Derivations) -> DocSets:
 
 
 def _add(sets: DocSets, cost: int, docs: BitMap) -> None:
+    """Never in place: the sets of a stemless derivation are shared with its stemmed twin."""
     if docs:
         current = sets.by_cost.get(cost)
         sets.by_cost[cost] = docs if current is None else current | docs

@@ -28,7 +28,7 @@ from shard.index.read_cache import CacheRef
 from shard.index.sequence import read_sequences
 from shard.index.settings import Settings, displayed_attributes
 from shard.index.state import load_state
-from shard.query.candidates import negated_documents, query_candidates, stemming_language
+from shard.query.candidates import negated_documents, query_candidates, query_language
 from shard.query.context import SearchContext
 from shard.query.derivations import Derivations, derive, typo_lookup
 from shard.query.distinct import Distinct, distinct_attribute
@@ -38,9 +38,8 @@ from shard.query.parse import ParsedQuery, parse_query
 from shard.query.pinned import pinned_documents
 from shard.query.ranking.bm25_rule import BM25, KeywordRanker, term_limit, term_statistics
 from shard.query.ranking.bucket_sort import RankedDoc
-from shard.query.ranking.coverage import count_terms
-from shard.query.ranking.score import hit_scores
 from shard.query.ranking.sort import first_geo_point, query_sort, rule_groups
+from shard.query.ranking.stem_tier import count_terms, hit_scores
 from shard.query.search_filter import filtered_out
 from shard.query.semantic import QueryVector, SemanticLeg, VectorSpace, query_vector
 from shard.query.typos import TypoCaps
@@ -59,8 +58,8 @@ class SearchResult:
     candidates: int
     max_total_hits: int
     term_counts: list[int] | None = None
-    """With ``countTerms``: each query term's matching documents, for the frequency strategy
-    (``coverage.count_terms``; ``bm25`` adds its statistics, ``bm25_rule.term_statistics``)."""
+    """With ``countTerms``: each query term's matching documents without its stem, then with it, for
+    the frequency strategy (``stem_tier.count_terms``)."""
     facets: dict[str, Any] | None = None
     """With ``facets`` or ``facetSearch``: this shard's counts over the candidates (shard/facet/)."""
     rule_groups: list[dict[str, Any] | None] | None = None
@@ -166,7 +165,7 @@ def _search(
     query = parse_query(ctx.analyzer, params.get("q"), locales, term_limit(strategy))
     cap = max_total_hits(settings)
     wanted = sum(capped_window(params.get("offset", 0), params.get("limit", 20), cap))
-    derivations = derive(ctx, query, stemming_language(ctx, params, strategy))
+    derivations = derive(ctx, query, query_language(ctx, params.get("q"), locales))
     lap(steps, "resolve query")
     if params.get("countTerms"):
         counts = (term_statistics if strategy == BM25 else count_terms)(ctx, query, derivations)
@@ -368,7 +367,7 @@ def _entries(
             if positions is not None:
                 hit["_matchesPosition"] = positions
         values = None if distinct is None else distinct.values[doc.doc_id]
-        key, relevancy, shown, groups = hit_scores(doc.ranks)
+        key, relevancy, shown, groups = hit_scores(doc)
         entries.append([sequence, key, relevancy, shown, hit, values, groups])
     return entries
 

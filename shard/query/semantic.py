@@ -219,6 +219,9 @@ class VectorSortRule:
         if without:
             yield Bucket(without, vector_rank(None), kept, typos)
 
+    def floor(self, ranker: Ranker, kept: Kept) -> Rank:
+        return vector_rank(None)
+
 
 def vector_rank(similarity: float | None) -> Rank:
     return Rank("vectorSort", (), {"similarity": similarity}, vector=True, similarity=similarity)

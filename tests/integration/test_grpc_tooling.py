@@ -68,12 +68,14 @@ def test_reflection_lists_each_servers_services(books: RunningCluster) -> None:
     assert sorted(reflected_services(books.layout.scheduler_socket)) == [
         HEALTH,
         REFLECTION,
+        "sift.v1.Operations",
         "sift.v1.Scheduler",
     ]
     for k in range(2):
         assert sorted(reflected_services(books.layout.shard_socket(k))) == [
             HEALTH,
             REFLECTION,
+            "sift.v1.Operations",
             "sift.v1.Shard",
         ]
 

@@ -1,11 +1,7 @@
-"""Stems are a Sift extension of the ``bm25`` matching strategy only: under the contract's strategies
-(``last``, the default, ``all``, ``frequency``) a query matches what the reference engine matches,
-which does not stem (checked against it: ``runs`` finds only ``runs slowly`` under each of the three).
-On a two-shard cluster."""
+"""Stems under the ``bm25`` strategy, and the language short texts are stemmed in (the contract's
+strategies rank stem-only matches in a tier of their own: ``test_search_stem_tier.py``)."""
 
 from __future__ import annotations
-
-from typing import Any
 
 from tests.integration.search_support import found, ids, make_index, one_and_three_shards, search
 from tests.support.cluster import RunningCluster
@@ -16,19 +12,6 @@ DOCS = [
     {"id": 3, "t": "surviving christmas"},
     {"id": 4, "t": "survive the night"},
 ]
-
-
-def test_the_contract_strategies_do_not_stem(cluster: RunningCluster) -> None:
-    make_index(cluster, "no-stems", DOCS)
-    for strategy in (None, "last", "all", "frequency"):
-        params: dict[str, Any] = {} if strategy is None else {"matchingStrategy": strategy}
-        assert found(cluster, "no-stems", "runs", **params) == [2], strategy
-        assert found(cluster, "no-stems", "running", **params) == [1], strategy
-        assert found(cluster, "no-stems", "surviving", **params) == [3], strategy
-        # `surviving` through a prefix with one typo, as the reference finds it: not a stem.
-        assert found(cluster, "no-stems", "survive", **params) == [4, 3], strategy
-        body = search(cluster, "no-stems", q="runs", **params)
-        assert body["estimatedTotalHits"] == 1, strategy
 
 
 def test_bm25_stems_match_rank_below_the_word_and_highlight(cluster: RunningCluster) -> None:

@@ -72,17 +72,17 @@ class Bm25Stats:
     rank_words: tuple[int, ...]
 
     def encode(self) -> list[int]:
-        """The counts the gateway sums element-wise over shards."""
+        """The counts the gateway sums element-wise over shards (after the term counts' two lists)."""
         return [*self.frequencies, self.documents, *self.rank_words]
 
     @classmethod
     def decode(cls, counts: Sequence[int], terms: int, ranks: int) -> Bm25Stats | None:
-        """``counts``: the summed term counts (``coverage.count_terms``, stems included) followed by
-        the document count and words per rank, as ``encode`` lists them; None when they do not
-        have that shape."""
-        if len(counts) != terms + 1 + ranks:
+        """``counts``: the summed term counts (exact, then with stems, ``stem_tier.count_terms``)
+        followed by ``encode``'s; None when they do not have that shape."""
+        if len(counts) != 2 * terms + 1 + ranks:
             return None
-        return cls(tuple(counts[:terms]), counts[terms], tuple(counts[terms + 1 :]))
+        tail = counts[2 * terms :]
+        return cls(tuple(counts[terms : 2 * terms]), tail[0], tuple(tail[1:]))
 
 
 def local_stats(ctx: SearchContext, frequencies: Sequence[int]) -> Bm25Stats:

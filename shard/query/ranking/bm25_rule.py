@@ -3,8 +3,8 @@
 ``words``, ``typo``, ``proximity``, ``attribute``/``attributeRank``/``wordPosition`` and
 ``exactness`` give way to one ``bm25`` rule standing where the first of them stood; ``sort`` and
 custom ``field:asc|desc`` rules keep their places. Every query term qualifies a document (no term is
-mandatory) and no term is cut (``parse.py``'s ten-term limit does not apply). Only this strategy
-stems the query (``candidates.stemming_language``): stems weigh less inside the score (``bm25.py``).
+mandatory) and no term is cut (``parse.py``'s ten-term limit does not apply). There is no stem tier:
+stems weigh less inside the score (``bm25.py``).
 
 The rule yields its buckets lazily, best score first: documents are scored from their records in
 decreasing order of their upper bound, and a score is yielded once no unscored document's bound
@@ -31,10 +31,11 @@ from shard.query.parse import MAX_TERMS, ParsedQuery
 from shard.query.ranking.bm25 import Bm25Scorer, Bm25Stats, Floats, local_stats, rank_words
 from shard.query.ranking.bm25_bounds import estimates, upper_bounds
 from shard.query.ranking.bucket_sort import Ranker, RankingOutcome
-from shard.query.ranking.coverage import Kept, count_terms
+from shard.query.ranking.coverage import Kept
 from shard.query.ranking.rules import DEFAULT_RULES, Bucket, Rule
 from shard.query.ranking.score import Rank
 from shard.query.ranking.sort import in_place_of_relevancy, sort_rules
+from shard.query.ranking.stem_tier import TieredRanker, count_terms
 
 BM25 = "bm25"
 SCALE = 10**12
@@ -154,6 +155,9 @@ class Bm25Rule:
                 else:
                     heapq.heappush(heap, (-raw, doc_id))
 
+    def floor(self, ranker: Ranker, kept: Kept) -> Rank:
+        return Rank(self.name, ((0, SCALE),))
+
 
 class Bm25Ranker(Ranker):
     """A ``Ranker`` whose candidates are the documents matching any term, ranked by ``Bm25Rule``."""
@@ -181,7 +185,7 @@ class Bm25Ranker(Ranker):
 
 
 class KeywordRanker:
-    """The keyword leg's ranker, whatever the strategy."""
+    """The keyword leg's ranker, whatever the strategy, with ``TieredRanker``'s interface."""
 
     def __init__(
         self,
@@ -192,12 +196,12 @@ class KeywordRanker:
         strategy: str,
         **options: Any,
     ) -> None:
-        """``options``: ``Ranker``'s (``threshold``, ``term_counts``, ``sort``, ``distinct``)."""
-        self.ranker: Ranker
+        """``options``: ``TieredRanker``'s (``threshold``, ``term_counts``, ``sort``, ``distinct``)."""
+        self.ranker: Ranker | TieredRanker
         if strategy == BM25 and not query.placeholder:
             self.ranker = Bm25Ranker(ctx, query, derivations, strategy=strategy, **options)
         else:
-            self.ranker = Ranker(ctx, query, derivations, strategy=strategy, **options)
+            self.ranker = TieredRanker(ctx, query, derivations, strategy=strategy, **options)
         self.rules: list[Rule] = self.ranker.rules
 
     def universe(self) -> BitMap:
@@ -214,4 +218,5 @@ class KeywordRanker:
 
     def dropped(self) -> BitMap:
         """After ``rank``: the documents of explored buckets the threshold dropped."""
-        return self.ranker.dropped
+        ranker = self.ranker
+        return ranker.dropped if isinstance(ranker, Ranker) else ranker.dropped()

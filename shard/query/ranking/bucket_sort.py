@@ -44,6 +44,8 @@ Scope = tuple[Kept, int | None]
 class RankedDoc:
     doc_id: int
     ranks: tuple[Rank, ...]
+    floor: tuple[Rank, ...] = ()
+    """Ranks counted before the document's own in its score, not shown (``Ranker.floor``)."""
 
 
 @dataclass
@@ -97,6 +99,15 @@ class Ranker:
         self.dropped = BitMap()
         """Documents of explored buckets the threshold dropped (distinct may have excluded some too)."""
         self.distinct = distinct
+        self.floor: tuple[Rank, ...] = ()
+        """Ranks counted before each document's own in its score: the stem tier's (``stem_tier.py``)."""
+
+    def floor_ranks(self) -> tuple[Rank, ...]:
+        """The worst bucket the rules can give: the most relaxed kept set, each rule's worst rank,
+        no value for sorts. Every document ranked here scores at least as much (unless a budget or
+        the cutoff left its bucket unranked)."""
+        kept = self.kept_sets[-1]
+        return tuple(rule.floor(self, kept) for rule in self.rules)
 
     def _kept_sets(self) -> list[Kept]:
         """The words rule's term sets, from all terms down to the most relaxed query."""
@@ -172,7 +183,7 @@ class Ranker:
     def _passing_buckets(
         self, depth: int, docs: BitMap, scope: Scope, ranks: tuple[Rank, ...], threshold: float
     ) -> Iterator[tuple[BitMap, bool]]:
-        if ranks and score(ranks) < threshold:
+        if (self.floor or ranks) and score(self.floor + ranks) < threshold:
             yield docs, False
             return
         if self._leaf(depth, ranks):
@@ -220,14 +231,14 @@ class Ranker:
                 return
         threshold = self.threshold
         # The score of the ranks so far is the best any document below them can still reach.
-        if threshold is not None and ranks and score(ranks) < threshold:
+        if threshold is not None and (self.floor or ranks) and score(self.floor + ranks) < threshold:
             self.dropped |= docs
             return
         if self._leaf(depth, ranks):
             for doc_id in docs:
                 if self.distinct is not None and not self.distinct.keep(doc_id):
                     continue
-                found.append(RankedDoc(doc_id, ranks))
+                found.append(RankedDoc(doc_id, ranks, self.floor))
                 if len(found) >= wanted:
                     return
             return

@@ -13,16 +13,20 @@ from pyroaring import BitMap
 from shard.query.context import SearchContext
 from shard.query.derivations import Derivations
 from shard.query.docsets import DocSets, resolve
-from shard.query.parse import ParsedQuery
 
 Kept = tuple[int, ...]
 """Indexes of the query terms a words bucket keeps, ascending."""
 
 
 class Coverage:
-    def __init__(self, ctx: SearchContext, derivations: list[Derivations]) -> None:
+    def __init__(
+        self, ctx: SearchContext, derivations: list[Derivations], base: Coverage | None = None
+    ) -> None:
+        """``base``: the coverage of the same derivations without their stems, whose sets this one
+        extends with the stems' documents instead of resolving them again (``stem_tier.py``)."""
         self.ctx = ctx
         self.derivations = derivations
+        self.base = base
         self._by_span: dict[tuple[int, int], int] = {
             (derivation.first, derivation.last): number for number, derivation in enumerate(derivations)
         }
@@ -32,7 +36,8 @@ class Coverage:
     def sets(self, number: int) -> DocSets:
         sets = self._sets.get(number)
         if sets is None:
-            sets = self._sets[number] = resolve(self.ctx, self.derivations[number])
+            base = None if self.base is None else self.base.sets(number)
+            sets = self._sets[number] = resolve(self.ctx, self.derivations[number], base)
         return sets
 
     def term_docs(self, term: int) -> BitMap:
@@ -56,7 +61,7 @@ class Coverage:
 
     def matching(self, kept: Kept) -> BitMap:
         """Documents matching every kept term: ``levels(kept)[-1]``, found without cost levels, since
-        no derivation costs more than its ``most_cost``."""
+        no derivation costs more than its ``most_cost`` (the universe of both stem tiers is this)."""
         found = self._matches.get(kept)
         if found is None:
             reach = [self.ctx.state.live]
@@ -104,10 +109,3 @@ class Coverage:
                 row[total] |= row[total - 1]
             table.append(row)
         return table[-1]
-
-
-def count_terms(ctx: SearchContext, query: ParsedQuery, derivations: list[Derivations]) -> list[int]:
-    """Each query term's documents on this shard: the gateway sums them over shards, and every shard
-    drops the same terms by these sums under the frequency strategy."""
-    coverage = Coverage(ctx, derivations)
-    return [len(coverage.term_docs(term.index)) for term in query.terms]

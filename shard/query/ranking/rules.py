@@ -38,6 +38,10 @@ class Rule(Protocol):
 
     def buckets(self, ranker: Ranker, docs: BitMap, kept: Kept, typos: int | None) -> Iterator[Bucket]: ...
 
+    def floor(self, ranker: Ranker, kept: Kept) -> Rank:
+        """The rank of the worst bucket this rule can give within ``kept`` (see ``Ranker.floor_ranks``)."""
+        ...
+
 
 class WordsRule:
     """More kept query words first; the matching strategy decides which terms go first.
@@ -62,6 +66,11 @@ class WordsRule:
                 details = {"matchingWords": matching, "maxMatchingWords": total}
                 yield Bucket(found, Rank(self.name, ((matching, total),), details), subset, typos)
 
+    def floor(self, ranker: Ranker, kept: Kept) -> Rank:
+        terms = ranker.query.terms
+        matching = sum(terms[index].word_count for index in kept)
+        return Rank(self.name, ((matching, sum(term.word_count for term in terms)),))
+
 
 class TypoRule:
     name = "typo"
@@ -76,6 +85,9 @@ class TypoRule:
             if found:
                 details = {"typoCount": cost, "maxTypoCount": top}
                 yield Bucket(found, Rank(self.name, ((top + 1 - cost, top + 1),), details), kept, cost)
+
+    def floor(self, ranker: Ranker, kept: Kept) -> Rank:
+        return Rank(self.name, ((1, ranker.coverage.max_cost(kept) + 1),))
 
 
 class CostRule:
@@ -105,6 +117,9 @@ class CostRule:
             return
         for cost in sorted(groups):
             yield Bucket(BitMap(groups[cost]), Rank(self.name, ((top + 1 - cost, top + 1),)), kept, typos)
+
+    def floor(self, ranker: Ranker, kept: Kept) -> Rank:
+        return Rank(self.name, ((1, self._maximum(ranker.costs, kept) + 1),))
 
 
 class AttributeRankRule(CostRule):
@@ -188,6 +203,10 @@ class AttributeRule:
             rank = Rank(self.name, (first, second), details)
             yield Bucket(BitMap(groups[(attribute, position)]), rank, kept, typos)
 
+    def floor(self, ranker: Ranker, kept: Kept) -> Rank:
+        costs = ranker.costs
+        return Rank(self.name, ((1, costs.attribute_max(kept) + 1), (1, costs.word_position_max(kept) + 1)))
+
 
 class ExactnessRule:
     name = "exactness"
@@ -227,6 +246,9 @@ class ExactnessRule:
         exact = most - missing
         details = {"matchType": "noExactMatch", "matchingWords": exact, "maxMatchingWords": most}
         return Rank(self.name, ((1, 3), (exact + 1, most + 1)), details)
+
+    def floor(self, ranker: Ranker, kept: Kept) -> Rank:
+        return Rank(self.name, ((1, 3), (1, len(kept) + 1)))
 
 
 def _exactness_order(ranker: Ranker, doc_id: int, kept: Kept, typos: int | None) -> tuple[int, int]:

@@ -99,8 +99,3 @@ def details(ranks: Sequence[Rank]) -> dict[str, Any]:
             entry["score"] = fold(rank.steps)
         rendered[rank.rule] = entry
     return rendered
-
-
-def hit_scores(ranks: Sequence[Rank]) -> tuple[list[Any], float, dict[str, Any], list[Any]]:
-    """A hit's merge key, score, score details and federation score groups."""
-    return sort_key(ranks), score(ranks), details(ranks), score_groups(ranks)

@@ -63,6 +63,9 @@ class FieldSortRule:
             rank = Rank(self.name, (), {"value": value}, (self.ascending, value), self.hidden)
             yield Bucket(group, rank, kept, typos)
 
+    def floor(self, ranker: Ranker, kept: Kept) -> Rank:
+        return Rank(self.name, (), {"value": None}, (self.ascending, None), self.hidden)
+
 
 class GeoSortRule:
     def __init__(self, point: tuple[float, float], ascending: bool, source: str) -> None:
@@ -91,6 +94,9 @@ class GeoSortRule:
         if missing:
             details = {"value": None, "distance": None}
             yield Bucket(missing, Rank(self.name, (), details, (self.ascending, None)), kept, typos)
+
+    def floor(self, ranker: Ranker, kept: Kept) -> Rank:
+        return Rank(self.name, (), {"value": None, "distance": None}, (self.ascending, None))
 
 
 def ordered_groups(
