@@ -51,6 +51,7 @@ class RunningCluster:
         self.workdir = cwd or Path(self._tmp.name)
         self.data_dir = data_dir or Path(self._tmp.name) / "data.ms"
         self.port = free_port()
+        self._rebound = False
         self.tls = tls
         self.url = f"{'http' if tls is None else 'https'}://127.0.0.1:{self.port}"
         self.layout = DataLayout(self.data_dir)
@@ -83,11 +84,25 @@ class RunningCluster:
         threading.Thread(target=self._collect_output, daemon=True).start()
         try:
             self.wait_healthy(timeout)
+        except RuntimeError as error:
+            self.stop()
+            if "Address already in use" not in str(error) or self._rebound:
+                raise
+            # free_port() closes its probe before the gateway binds: another process may take the port
+            # in between. Once, on a fresh port.
+            self._rebound = True
+            self._move_to(free_port())
+            return self.start(timeout)
         except BaseException:
             # `with` never reaches __exit__ when __enter__ fails: stop the tree here, or it outlives the test.
             self.stop()
             raise
         return self
+
+    def _move_to(self, port: int) -> None:
+        self.args[self.args.index(f"127.0.0.1:{self.port}")] = f"127.0.0.1:{port}"
+        self.url = self.url.replace(f":{self.port}", f":{port}")
+        self.port = port
 
     def command(self) -> list[str]:
         """What starts the cluster: ``sift serve`` with this cluster's options."""
