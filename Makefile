@@ -27,7 +27,7 @@ run: setup
 
 test: setup-test
 	$(BIN)/ruff check .
-	$(BIN)/python -m pytest -n 2 --timeout 600 -q
+	$(BIN)/python -m pytest -n 2 --timeout 600 -q --durations=25
 
 lint: setup-test
 	$(BIN)/ruff check .
