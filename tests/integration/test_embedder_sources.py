@@ -1,0 +1,85 @@
+"""Every embedder source of the contract (search.md §6.11) embedding documents and queries through the
+cluster, against real providers on loopback (``tests/support/embedding_servers.py``, all answering with
+the local MiniLM's vectors): OpenAI, both Ollama routes, a custom REST shape with its ``headers``, and a
+composite embedder indexing through REST and searching with the local model. Each must find the cat
+and the kitten for "feline animals", which no keyword matches."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+import pytest
+
+from tests.integration.search_support import make_index
+from tests.support.client import switch_features
+from tests.support.cluster import RunningCluster
+from tests.support.embedding_servers import DIMENSIONS, MINILM, REST_BATCH, EmbeddingServer
+
+DOCS = [
+    {"id": 1, "title": "The cat sat on the mat"},
+    {"id": 2, "title": "A kitten chased a ball of yarn"},
+    {"id": 3, "title": "Stock markets fell sharply today"},
+    {"id": 4, "title": "Interest rates and inflation worries"},
+    {"id": 5, "title": "A puppy plays in the garden"},
+]
+TEMPLATE = {"documentTemplate": "{{doc.title}}"}
+KEY = "sk-test-key"
+
+
+def _sources(url: str) -> dict[str, dict[str, Any]]:
+    rest = {"source": "rest", "url": f"{url}/rest", "dimensions": DIMENSIONS, **REST_BATCH}
+    return {
+        "openai": {
+            "source": "openAi",
+            "url": f"{url}/v1/embeddings",
+            "apiKey": KEY,
+            "model": "text-embedding-3-small",
+            "dimensions": DIMENSIONS,
+            **TEMPLATE,
+        },
+        "ollama-embed": {"source": "ollama", "url": f"{url}/api/embed", "model": "minilm", **TEMPLATE},
+        "ollama-embeddings": {
+            "source": "ollama",
+            "url": f"{url}/api/embeddings",
+            "model": "minilm",
+            **TEMPLATE,
+        },
+        "rest": {**rest, "headers": {"X-Team": "search"}, **TEMPLATE},
+        "composite": {
+            "source": "composite",
+            "indexingEmbedder": {**rest, **TEMPLATE},
+            "searchEmbedder": MINILM,
+        },
+    }
+
+
+@pytest.fixture(scope="module")
+def cluster(embedding_server: EmbeddingServer) -> Iterator[RunningCluster]:
+    with RunningCluster("--experimental-allowed-ip-networks", "127.0.0.0/8", shards=1) as running:
+        switch_features(running, compositeEmbedders=True)
+        yield running
+
+
+@pytest.mark.parametrize("source", ["openai", "ollama-embed", "ollama-embeddings", "rest", "composite"])
+def test_each_source_embeds_documents_and_queries(
+    cluster: RunningCluster, embedding_server: EmbeddingServer, source: str
+) -> None:
+    embedding_server.reset()
+    embedder = _sources(embedding_server.url)[source]
+    if source == "openai":
+        embedding_server.api_key = KEY  # refused without it: the key is sent
+    make_index(cluster, source, DOCS, {"embedders": {"e": embedder}})
+    stats = httpx.get(f"{cluster.url}/indexes/{source}/stats").json()
+    assert (stats["numberOfEmbeddings"], stats["numberOfEmbeddedDocuments"]) == (5, 5)
+    response = httpx.post(
+        f"{cluster.url}/indexes/{source}/search",
+        json={"q": "feline animals", "hybrid": {"embedder": "e", "semanticRatio": 1.0}, "limit": 2},
+        timeout=60,
+    )
+    assert response.status_code == 200, response.text
+    assert {hit["id"] for hit in response.json()["hits"]} == {1, 2}
+    if source == "rest":
+        assert embedding_server.last_headers.get("x-team") == "search"
+    embedding_server.reset()
