@@ -83,3 +83,24 @@ def test_each_source_embeds_documents_and_queries(
     if source == "rest":
         assert embedding_server.last_headers.get("x-team") == "search"
     embedding_server.reset()
+
+
+def test_a_distribution_maps_similarities_into_scores(cluster: RunningCluster) -> None:
+    """``distribution {mean, sigma}`` turns the similarity ``s = (1 + cos) / 2`` into
+    ``clamp(0.4 / sigma * s + 0.5 - 0.4 / sigma * mean, epsilon, 1)`` (search.md §6.11)."""
+    docs = [{"id": 1, "_vectors": {"e": [0.6, 0.8]}}, {"id": 2, "_vectors": {"e": [-0.6, 0.8]}}]
+    scores = {}
+    for uid, distribution in (("plain", None), ("shifted", {"mean": 0.7, "sigma": 0.2})):
+        embedder: dict[str, Any] = {"source": "userProvided", "dimensions": 2}
+        if distribution is not None:
+            embedder["distribution"] = distribution
+        make_index(cluster, uid, docs, {"embedders": {"e": embedder}})
+        body = {
+            "vector": [1.0, 0.0],
+            "hybrid": {"embedder": "e", "semanticRatio": 1.0},
+            "showRankingScore": True,
+        }
+        hits = httpx.post(f"{cluster.url}/indexes/{uid}/search", json=body).json()["hits"]
+        scores[uid] = {hit["id"]: hit["_rankingScore"] for hit in hits}
+    assert scores["plain"] == pytest.approx({1: 0.8, 2: 0.2}, abs=1e-6)
+    assert scores["shifted"] == pytest.approx({1: 2 * 0.8 + 0.5 - 2 * 0.7, 2: 0.0}, abs=1e-6)
