@@ -13,17 +13,11 @@ import httpx
 import pytest
 
 from tests.integration.search_support import make_index
-from tests.support.client import switch_features
+from tests.integration.vector_support import MEANINGS
+from tests.support.client import client_for, switch_features, wait_task
 from tests.support.cluster import RunningCluster
 from tests.support.embedding_servers import DIMENSIONS, MINILM, REST_BATCH, EmbeddingServer
 
-DOCS = [
-    {"id": 1, "title": "The cat sat on the mat"},
-    {"id": 2, "title": "A kitten chased a ball of yarn"},
-    {"id": 3, "title": "Stock markets fell sharply today"},
-    {"id": 4, "title": "Interest rates and inflation worries"},
-    {"id": 5, "title": "A puppy plays in the garden"},
-]
 TEMPLATE = {"documentTemplate": "{{doc.title}}"}
 KEY = "sk-test-key"
 
@@ -70,9 +64,9 @@ def test_each_source_embeds_documents_and_queries(
     embedder = _sources(embedding_server.url)[source]
     if source == "openai":
         embedding_server.api_key = KEY  # refused without it: the key is sent
-    make_index(cluster, source, DOCS, {"embedders": {"e": embedder}})
+    make_index(cluster, source, MEANINGS, {"embedders": {"e": embedder}})
     stats = httpx.get(f"{cluster.url}/indexes/{source}/stats").json()
-    assert (stats["numberOfEmbeddings"], stats["numberOfEmbeddedDocuments"]) == (5, 5)
+    assert (stats["numberOfEmbeddings"], stats["numberOfEmbeddedDocuments"]) == (len(MEANINGS), len(MEANINGS))
     response = httpx.post(
         f"{cluster.url}/indexes/{source}/search",
         json={"q": "feline animals", "hybrid": {"embedder": "e", "semanticRatio": 1.0}, "limit": 2},
@@ -104,3 +98,18 @@ def test_a_distribution_maps_similarities_into_scores(cluster: RunningCluster) -
         scores[uid] = {hit["id"]: hit["_rankingScore"] for hit in hits}
     assert scores["plain"] == pytest.approx({1: 0.8, 2: 0.2}, abs=1e-6)
     assert scores["shifted"] == pytest.approx({1: 2 * 0.8 + 0.5 - 2 * 0.7, 2: 0.0}, abs=1e-6)
+
+
+def test_a_busy_provider_is_retried(cluster: RunningCluster, embedding_server: EmbeddingServer) -> None:
+    """429 and 5xx answers are retried with backoff: the documents are embedded all the same."""
+    embedding_server.reset()
+    embedder = _sources(embedding_server.url)["rest"]
+    index = client_for(cluster).index("busy")
+    assert wait_task(cluster, index.update_embedders({"e": embedder}).task_uid)["status"] == "succeeded"
+    embedding_server.fail_next(1, 429)
+    embedding_server.fail_next(1, 503)
+    make_index(cluster, "busy", MEANINGS)
+    assert embedding_server.requests["/rest"] == 3  # one batch of six texts, answered the third time
+    stats = httpx.get(f"{cluster.url}/indexes/busy/stats").json()
+    assert stats["numberOfEmbeddedDocuments"] == len(MEANINGS)
+    embedding_server.reset()
