@@ -28,6 +28,10 @@ _VECTORS = "_vectors"
 """Embeddings are not text to embed: neither ``doc`` nor ``fields`` shows them."""
 
 
+PARSE_ERROR_PREFIX = "cannot parse template: "
+"""How a ``TemplateError`` from parsing starts (the reference's wording for document templates)."""
+
+
 class TemplateError(Exception):
     """A template that does not parse (``parsing``) or fails on a document (rendering)."""
 
@@ -85,12 +89,11 @@ def parse_template(source: str) -> BoundTemplate:
         template = _ENV.from_string(source)
         unknown = [name for name in template.filter_names() if name not in _ENV.filters]
     except LiquidError as error:
-        raise TemplateError(f"cannot parse template: liquid: {_first_line(error)}", parsing=True) from None
+        raise TemplateError(f"{PARSE_ERROR_PREFIX}liquid: {_first_line(error)}", parsing=True) from None
     if unknown:
         available = ", ".join(sorted(_ENV.filters))
         raise TemplateError(
-            f"cannot parse template: liquid: Unknown filter `{unknown[0]}`; "
-            f"available filters are {available}",
+            f"{PARSE_ERROR_PREFIX}liquid: Unknown filter `{unknown[0]}`; available filters are {available}",
             parsing=True,
         )
     return template

@@ -1,5 +1,5 @@
-"""OCSP stapling (``--ssl-ocsp-path``): the given DER response sent in every TLS handshake whose client
-asks for the certificate's status.
+"""OCSP stapling (``--ssl-ocsp-path``): the current DER response sent in every TLS handshake whose
+client asks for the certificate's status (``common/tls.py`` says which response is current).
 
 Python's ``ssl`` has no switch for it, and a library that has one cannot be used instead: pyOpenSSL's
 ``Context.set_ocsp_server_callback`` applies to pyOpenSSL connections, while the gateway's server
@@ -18,6 +18,7 @@ import _ssl
 import ctypes
 import ssl
 import sys
+from collections.abc import Callable
 from typing import Any
 
 # From OpenSSL's ssl.h and tls1.h (stable since 1.0): the ctrl numbers behind the two macros.
@@ -31,12 +32,14 @@ class StaplingUnavailable(Exception):
     """This Python's ``ssl`` cannot be reached as expected; the message says why."""
 
 
-def staple(context: ssl.SSLContext, response: bytes) -> None:
-    """Send ``response`` (a DER OCSP response) to the clients of ``context`` that ask for it."""
+def staple(context: ssl.SSLContext, current: Callable[[], bytes]) -> None:
+    """Send ``current()`` (a DER OCSP response, asked at each handshake) to the clients of ``context``
+    that ask for it. ``current`` must not raise: it runs inside OpenSSL's callback."""
     libssl = _libssl()
     ssl_ctx = _ssl_ctx(context, libssl)
 
     def on_status_request(connection: int, _arg: int) -> int:
+        response = current()
         copy = libssl.CRYPTO_malloc(len(response), b"sift-ocsp", 0)
         if copy:
             ctypes.memmove(copy, response, len(response))

@@ -16,14 +16,19 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 TEXT: Final = "{{text}}"
+FRAGMENT: Final = "{{fragment}}"
+"""What a multimodal embedder's ``request`` holds instead of ``TEXT``."""
 EMBEDDING: Final = "{{embedding}}"
 REPEAT: Final = "{{..}}"
 EMBEDDING_ERROR_PREFIX: Final = "Error while generating embeddings: "
 """How every ``vector_embedding_error`` message starts, then ``user error: `` or ``runtime error: ``."""
-_REQUEST_NOTE: Final = (
-    "\n  - Note: this template is using a document template, and so expects to contain the placeholder "
-    '"{{text}}" rather than "{{fragment}}"'
-)
+_REQUEST_NOTES: Final = {
+    TEXT: "\n  - Note: this template is using a document template, and so expects to contain the placeholder "
+    '"{{text}}" rather than "{{fragment}}"',
+    # "rathern" is the reference's spelling.
+    FRAGMENT: "\n  - Note: this template is using fragments, and so expects to contain the placeholder "
+    '"{{fragment}}" rathern than "{{text}}"',
+}
 
 Step = str | int
 """A key of an object or an index of an array, on the way from a template's root to a placeholder."""
@@ -83,9 +88,10 @@ class RestTemplates:
         return [_follow(item, template.placeholder, where) for item in items]
 
 
-def parse_rest_templates(request: Any, response: Any) -> RestTemplates:
-    """Both templates checked, in the reference's order (the request's errors first)."""
-    parsed_request = _parse(request, "request", TEXT, _REQUEST_NOTE)
+def parse_rest_templates(request: Any, response: Any, placeholder: str = TEXT) -> RestTemplates:
+    """Both templates checked, in the reference's order (the request's errors first); ``placeholder``
+    is ``FRAGMENT`` for an embedder that uses multimodal fragments."""
+    parsed_request = _parse(request, "request", placeholder, _REQUEST_NOTES[placeholder])
     parsed_response = _parse(response, "response", EMBEDDING, "")
     if parsed_request.repeat is not None and parsed_response.repeat is None:
         raise RestTemplateError(
@@ -98,9 +104,9 @@ def parse_rest_templates(request: Any, response: Any) -> RestTemplates:
     return RestTemplates(parsed_request, parsed_response)
 
 
-def parse_request_template(request: Any) -> None:
+def parse_request_template(request: Any, placeholder: str = TEXT) -> None:
     """The ``request`` template alone checked (a settings update that sends no ``response``)."""
-    _parse(request, "request", TEXT, _REQUEST_NOTE)
+    _parse(request, "request", placeholder, _REQUEST_NOTES[placeholder])
 
 
 class _Walk:

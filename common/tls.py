@@ -5,11 +5,16 @@ serves HTTPS with it. Session resumption and tickets are off unless asked for: T
 tickets only, so ``num_tickets = 0`` turns resumption off, and ``OP_NO_TICKET`` leaves resumption to
 the server's session cache instead of stateless tickets. Python's ``ssl`` has no switch for TLS 1.2's
 session-id cache. ``--ssl-ocsp-path``'s response is checked here (a successful response about the
-configured certificate) and stapled by ``common/ocsp_stapling.py``; it is read once, at launch.
+configured certificate) and stapled by ``common/ocsp_stapling.py``. Responses expire (a CA's last a
+few days), so the file is watched: a handshake that asks for the status first compares the file's
+identity (inode, size, modification time) with the one loaded, and a changed file is read and checked
+again. A renewed response is then stapled without a restart; one that fails the checks is logged and
+the previous response kept (a response is not stapled half-written or about another certificate).
 """
 
 from __future__ import annotations
 
+import os
 import ssl
 from pathlib import Path
 
@@ -17,7 +22,10 @@ from cryptography import x509
 from cryptography.x509 import ocsp
 
 from common.config.model import Config, ConfigError
+from common.logging import get_logger
 from common.ocsp_stapling import StaplingUnavailable, staple
+
+log = get_logger(__name__)
 
 
 def server_context(config: Config) -> ssl.SSLContext | None:
@@ -48,10 +56,40 @@ def server_context(config: Config) -> ssl.SSLContext | None:
         context.num_tickets = 0
     if config.ssl_ocsp_path is not None:
         try:
-            staple(context, _ocsp_response(config.ssl_ocsp_path, config.ssl_cert_path))
+            staple(context, _OcspFile(config.ssl_ocsp_path, config.ssl_cert_path).current)
         except StaplingUnavailable as error:
             raise ConfigError(f"Cannot staple `{config.ssl_ocsp_path}`: {error}.") from None
     return context
+
+
+class _OcspFile:
+    """The response of ``--ssl-ocsp-path`` as the file now holds it, re-read when the file changed."""
+
+    def __init__(self, path: Path, cert_path: Path) -> None:
+        self.path = path
+        self.cert_path = cert_path
+        self._identity = _identity(path)
+        self.der = _ocsp_response(path, cert_path)
+
+    def current(self) -> bytes:
+        identity = _identity(self.path)
+        if identity is not None and identity != self._identity:
+            self._identity = identity
+            try:
+                self.der = _ocsp_response(self.path, self.cert_path)
+            except (ConfigError, OSError, ValueError) as error:  # never out of OpenSSL's callback
+                log.warning("OCSP response not renewed, the previous one is still stapled", reason=str(error))
+            else:
+                log.info("OCSP response renewed", path=str(self.path))
+        return self.der
+
+
+def _identity(path: Path) -> tuple[int, int, int] | None:
+    try:
+        stat = os.stat(path)
+    except OSError:
+        return None  # being replaced: the response held is still the last good one
+    return stat.st_ino, stat.st_size, stat.st_mtime_ns
 
 
 def _ocsp_response(path: Path, cert_path: Path) -> bytes:

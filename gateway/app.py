@@ -67,6 +67,8 @@ def create_app(config: Config, name: str = "sift") -> Sanic:
     app.ctx.features = RuntimeFeatures(config)
     app.ctx.reranker = Reranker.from_config(config)
     app.ctx.metrics = GatewayMetrics(app.ctx.features, app.ctx.search_queue)
+    if app.ctx.reranker is not None:
+        app.ctx.reranker.counted = app.ctx.metrics.count_personalized
     app.ctx.log_streams = LogStreams()
     routes = (health, version, indexes, documents, settings, tasks, stats, search, facet_search, multi_search)
     for module in (

@@ -114,6 +114,11 @@ class GatewayMetrics:
         """Each label set's counter and histogram, found once: ``labels()`` takes a lock each time."""
         self._round_trips: dict[tuple[str, str], Any] = {}
 
+    def count_personalized(self) -> None:
+        """One more search that asked for personalization (whatever the provider then answered)."""
+        if self.active:
+            self.personalized.inc()
+
     def round_trip_of(self, peer: str, method: str) -> Any:
         """The round-trip histogram of a peer and method (its child kept, as in ``record_response``)."""
         child = self._round_trips.get((peer, method))

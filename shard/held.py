@@ -4,6 +4,10 @@ scheduler decides (``scheduler/prepare.py``).
 LMDB ties a write transaction to the thread that began it, so the batch runs on its own thread from
 its first write to its commit or rollback; the rpcs only hand it the decision. Nothing of it is
 visible meanwhile (searches read committed snapshots). The shard holds at most one such batch.
+
+A task that fails as the batch prepares writes nothing, so the held batch is also the batch without
+that task: the scheduler's decision to skip it everywhere commits what is held, not a second
+application of the batch.
 """
 
 from __future__ import annotations
@@ -14,9 +18,12 @@ from concurrent.futures import Future
 from pathlib import Path
 from typing import Protocol
 
+from common.logging import get_logger
 from common.timing import Steps
 from shard.batches import BatchResult, Hold, Operation
 from shard.vector.prepared import PreparedEmbeddings
+
+log = get_logger(__name__)
 
 Work = Callable[[Hold], BatchResult]
 """Applies the batch, calling the hold it is given once prepared; returns the committed result."""
@@ -26,6 +33,8 @@ class HeldBatch:
     def __init__(self, batch_uid: int, skip: frozenset[int], work: Work, steps: Steps | None) -> None:
         self.batch_uid = batch_uid
         self.skip = skip
+        self.left_out = skip
+        """``skip`` and the tasks that failed as the batch prepared: what the held batch leaves out."""
         self.steps = steps
         self._prepared_steps: set[str] = set()
         self.prepared: Future[tuple[BatchResult, bool]] = Future()
@@ -39,9 +48,11 @@ class HeldBatch:
         self._thread.start()
 
     def matches(self, batch_uid: int, skip: frozenset[int]) -> bool:
-        return self.batch_uid == batch_uid and self.skip == skip and not self.done.done()
+        return self.batch_uid == batch_uid and skip in (self.skip, self.left_out) and not self.done.done()
 
     def _hold(self, result: BatchResult) -> bool:
+        failed = {int(uid) for uid, counts in result.get("tasks", {}).items() if "error" in counts}
+        self.left_out = self.skip | failed
         if self.steps is not None:
             self._prepared_steps = set(self.steps.durations)
         self.prepared.set_result((result, True))
@@ -152,6 +163,14 @@ class BatchPhases:
                 self._held = None
                 result = held.commit(steps)
             else:
+                if held is not None:
+                    log.info(
+                        "held batch is not the one to commit, applying it again",
+                        batch_uid=batch_uid,
+                        held=held.batch_uid,
+                        skip=sorted(skip),
+                        held_left_out=sorted(held.left_out),
+                    )
                 self._drop_held()
                 embeddings = PreparedEmbeddings.load(self.directory, batch_uid)
                 args = (batch_uid, operations, should_abort, steps)

@@ -4,9 +4,10 @@ Three moments, as in the reference:
 
 * deserialisation (``EMBEDDERS_SPEC``): each field's type, unknown fields, ``source`` and ``pooling``
   values, ``distribution`` ranges; in body order, a 400;
-* the sent body (``check_sent_embedders``, still a 400): experimental features, ``dimensions`` of 0, URLs,
-  the REST ``request`` template; then, only for an embedder whose ``source`` is sent, which fields that
-  source allows or needs and the OpenAI model and dimensions the body names;
+* the sent body (``check_sent_embedders``, still a 400): experimental features, the document template's
+  Liquid, ``dimensions`` of 0, URLs, the REST ``request`` template; then, only for an embedder whose
+  ``source`` is sent, which fields that source allows or needs and the OpenAI model and dimensions the
+  body names; then multimodal fragments (``embedder_fragments``);
 * the merged settings, when the task runs (``check_merged_embedders``, the task fails): the same source
   rules on what the embedder now is, everything the body alone could not tell (a stored source, a
   model not sent), the count of embedders and ``binaryQuantized`` that cannot be turned off.
@@ -21,12 +22,16 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any, Final
 
+from common.document_template import TemplateError, parse_template
 from common.errors import ApiError, index_prefix
-from common.rest_templates import (
-    EMBEDDING_ERROR_PREFIX,
-    RestTemplateError,
-    parse_request_template,
-    parse_rest_templates,
+from common.rest_templates import EMBEDDING_ERROR_PREFIX
+from common.settings.embedder_fragments import (
+    FRAGMENTS_SPEC,
+    SIDES,
+    check_built_rest,
+    check_sent_fragments,
+    check_sent_templates,
+    merge_fragments,
 )
 from common.settings.embedders import DEFAULT_OPENAI_MODEL, DEFAULT_SOURCE, FIELD_ORDER
 from common.validation import Kind, Schema, Spec
@@ -111,8 +116,8 @@ def _field_specs(nested: Spec | None) -> dict[str, Spec]:
         "documentTemplate": text(),
         "documentTemplateMaxBytes": Spec(Kind.POSITIVE_INTEGER, nullable=True),
         "url": text(),
-        "indexingFragments": Spec(Kind.OBJECT, nullable=True),
-        "searchFragments": Spec(Kind.OBJECT, nullable=True),
+        "indexingFragments": FRAGMENTS_SPEC,
+        "searchFragments": FRAGMENTS_SPEC,
         "request": Spec(Kind.ANY, nullable=True),
         "response": Spec(Kind.ANY, nullable=True),
         "headers": Spec(Kind.OBJECT, nullable=True, values=Spec(Kind.STRING)),
@@ -155,15 +160,17 @@ def check_sent_embedders(embedders: Mapping[str, Any], enabled: Enabled) -> None
             continue
         _check_features(embedder, enabled)
         path = f".embedders.{name}"
+        if embedder.get("documentTemplate") is not None:
+            _check_document_template(embedder["documentTemplate"], f"{path}.documentTemplate")
         if embedder.get("dimensions") == 0:
             raise ApiError(CODE, f"`{path}.dimensions`: `dimensions` cannot be zero")
         if embedder.get("url") is not None:
             _check_url(embedder["url"], f"{path}.url")
-        if embedder.get("request") is not None and not _uses_fragments(embedder):
-            _check_templates(embedder["request"], embedder.get("response"))
+        check_sent_templates(embedder)
         if embedder.get("source") is not None:
             _walk(embedder, embedder["source"], path)
             _check_values(embedder, path, merged=False)
+        check_sent_fragments(embedder)
 
 
 def check_merged_embedders(
@@ -210,6 +217,8 @@ def merge_embedder(stored: dict[str, Any], sent: dict[str, Any]) -> dict[str, An
     for name, value in sent.items():
         if value is None:
             merged.pop(name, None)
+        elif name in SIDES:
+            merged[name] = merge_fragments(merged.get(name), value)
         else:
             merged[name] = value
     return merged
@@ -221,7 +230,7 @@ def _check_features(embedder: Mapping[str, Any], enabled: Enabled) -> None:
     for side in _NESTED_SIDES:
         if embedder.get(side) is not None:
             _require(enabled, "composite", f"setting `{side}`")
-    for fragments in ("indexingFragments", "searchFragments"):
+    for fragments in SIDES:
         if embedder.get(fragments) is not None:
             _require(enabled, "multimodal", f"setting `{fragments}`")
 
@@ -323,8 +332,8 @@ def _check_values(embedder: Mapping[str, Any], path: str, *, merged: bool) -> No
 
 def _check_embedder_can_be_built(embedder: Mapping[str, Any], source: str) -> None:
     """What the reference finds when it builds the embedder: worded as an embedding error."""
-    if source == "rest" and not _uses_fragments(embedder):
-        _check_templates(embedder["request"], embedder["response"])
+    if source == "rest":
+        check_built_rest(embedder)
     url = embedder.get("url")
     if source == "ollama" and url is not None and not url.endswith(_OLLAMA_ENDINGS):
         raise ApiError(
@@ -335,10 +344,11 @@ def _check_embedder_can_be_built(embedder: Mapping[str, Any], source: str) -> No
         )
 
 
-def _uses_fragments(embedder: Mapping[str, Any]) -> bool:
-    """Multimodal fragments replace ``"{{text}}"`` with ``"{{fragment}}"``: such templates are left to
-    the embedder, which does not check them yet."""
-    return any(embedder.get(name) for name in ("indexingFragments", "searchFragments"))
+def _check_document_template(template: str, path: str) -> None:
+    try:
+        parse_template(template)
+    except TemplateError as error:
+        raise ApiError(CODE, f"`{path}`: Invalid template: user error: {error.message}.") from None
 
 
 def _check_url(url: str, path: str) -> None:
@@ -367,16 +377,6 @@ def _url_problem(url: str) -> str | None:
     if port and (not port.isdigit() or int(port) > 65535):
         return "invalid port number"
     return None
-
-
-def _check_templates(request: Any, response: Any) -> None:
-    try:
-        if response is None:
-            parse_request_template(request)
-        else:
-            parse_rest_templates(request, response)
-    except RestTemplateError as error:
-        raise ApiError("vector_embedding_error", error.message) from None
 
 
 def _sources_with(field: str) -> str:

@@ -12,6 +12,8 @@ search never fails because of personalization.
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -54,6 +56,8 @@ class Reranker:
     url: str
     api_key: str
     model: str
+    counted: Callable[[], None] = dataclasses.field(default=lambda: None)
+    """Called once per personalized search (the ``meilisearch_personalized_search_requests`` gauge)."""
 
     @classmethod
     def from_config(cls, config: Config) -> Reranker | None:
@@ -70,6 +74,7 @@ class Reranker:
 
     async def rerank(self, user_context: str, queries: list[str], hits: list[Any]) -> list[Any]:
         """``hits`` in the provider's order, or as given when it fails (logged)."""
+        self.counted()
         if len(hits) < 2 or not user_context.strip():
             return hits
         try:

@@ -115,7 +115,8 @@ def embedder_for(config: dict[str, Any], side: Side = "indexing") -> Embedder:
 
 def _build(source: str, config: dict[str, Any]) -> Embedder:
     if source == "huggingFace":
-        return LocalEmbedder(config.get("model", "BAAI/bge-base-en-v1.5"), config.get("pooling", "useModel"))
+        model = config.get("model", "BAAI/bge-base-en-v1.5")
+        return LocalEmbedder(model, config.get("pooling", "useModel"), config.get("revision"))
     if source == "openAi":
         return OpenAiEmbedder(config)
     if source == "ollama":

@@ -39,12 +39,14 @@ class LocalEmbedder(Embedder):
         self,
         model: str,
         pooling: str = "useModel",
+        revision: str | None = None,
         batch_size: int = BATCH_SIZE,
         runtime: Runtime = RUNTIME,
         threads: int = THREADS,
     ) -> None:
         files = ModelFiles(model)
         try:
+            files.check_revision(revision)
             config = files.json("config.json", {})
             encoder = BertEncoder(config, read_safetensors(files.read("model.safetensors"), model), model)
             self.tokenizer = Tokenizer.from_str(files.read("tokenizer.json").decode())

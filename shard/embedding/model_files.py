@@ -4,12 +4,20 @@
 Nothing is downloaded: the shard has no business reaching the hub at run time, so a model is either
 on disk already or refused with the names and directories that do work. The zip is read in place
 (no extraction to a cache directory that could go stale or fill a disk).
+
+A ``revision`` (a hub commit, or a branch or tag name) is honoured only where the files say which one
+they are: a Hugging Face cache snapshot (``models--org--name/snapshots/<commit>/``, its branches in
+``refs/``) or a ``huggingface-cli download --local-dir`` directory (the commit in
+``.cache/huggingface/download/*.metadata``). Anywhere else, and in the packaged zip, the files'
+revision is unknown, so a ``revision`` that asks for particular weights is refused rather than
+served with whatever weights are there.
 """
 
 from __future__ import annotations
 
 import importlib.util
 import json
+import re
 import struct
 import zipfile
 from pathlib import Path
@@ -23,6 +31,8 @@ PACKAGED_MODELS: Final = {"sentence-transformers/all-MiniLM-L6-v2": "all_minilm_
 """Hub names answered by an installed package (hub name -> package holding ``model.zip``)."""
 REQUIRED: Final = ("config.json", "tokenizer.json", "model.safetensors")
 _DTYPES: Final = {"F32": "<f4", "F16": "<f2", "F64": "<f8", "I64": "<i8", "I32": "<i4"}
+_COMMIT: Final = re.compile(r"[0-9a-f]{40}")
+_DOWNLOAD_METADATA: Final = Path(".cache/huggingface/download/config.json.metadata")
 
 
 class ModelFiles:
@@ -47,6 +57,26 @@ class ModelFiles:
                 "model.safetensors, and optionally modules.json, 1_Pooling/config.json, "
                 "sentence_bert_config.json)."
             )
+
+    def check_revision(self, revision: str | None) -> None:
+        """Refuse a ``revision`` these files are not known to be (see the module's docstring)."""
+        if revision is None:
+            return
+        known = _revisions(self._directory) if self._directory is not None else set()
+        if revision in known:
+            return
+        if known:
+            commit = next(name for name in known if _COMMIT.fullmatch(name))
+            held = f"holds revision `{commit}`"
+        else:
+            held = "does not say which revision it holds" if self._directory else "ships one unnamed revision"
+        where = f"`{self._directory}`" if self._directory is not None else "the packaged model"
+        raise EmbeddingError(
+            f"Model `{self.model}` at revision `{revision}` is not available: {where} {held}, and models "
+            "are never downloaded. Remove `revision` to use these files, or set `model` to a directory "
+            "holding that revision (a Hugging Face cache snapshot, or a `huggingface-cli download "
+            "--revision ... --local-dir` directory)."
+        )
 
     def exists(self, name: str) -> bool:
         if self._zip is not None:
@@ -86,6 +116,26 @@ def _packaged_zip(model: str, package: str) -> Path:
         f"Model `{model}` is served from the Python package `{package.replace('_', '-')}`, "
         "which is not installed in this server's environment."
     )
+
+
+def _revisions(directory: Path) -> set[str]:
+    """The names the files of ``directory`` are known by: their commit, and in a cache snapshot the
+    branches and tags pointing at it. Empty when the directory does not say."""
+    resolved = directory.resolve()
+    if resolved.parent.name == "snapshots" and _COMMIT.fullmatch(resolved.name):
+        commit, refs = resolved.name, resolved.parent.parent / "refs"
+        names = {commit}
+        if refs.is_dir():
+            for ref in refs.rglob("*"):
+                if ref.is_file() and ref.read_text().strip() == commit:
+                    names.add(ref.relative_to(refs).as_posix())
+        return names
+    metadata = directory / _DOWNLOAD_METADATA
+    if metadata.is_file():
+        first = metadata.read_text().split("\n", 1)[0].strip()
+        if _COMMIT.fullmatch(first):
+            return {first}
+    return set()
 
 
 def _unknown_model(model: str) -> str:

@@ -12,9 +12,11 @@ from common.errors import ApiError
 from shard.embedding import EmbeddingError, embedder_for, regeneration_key
 from shard.vector.prepared import PreparedEmbeddings, config_key
 
-__all__ = ["USER_PROVIDED", "ShardEmbedding", "regeneration_key"]
+__all__ = ["LOCAL", "USER_PROVIDED", "ShardEmbedding", "regeneration_key"]
 
 USER_PROVIDED = "userProvided"
+LOCAL = "huggingFace"
+"""The source run in the shard's process: loading it needs no network, so settings changes do."""
 
 
 CHUNK_SECONDS = 0.5

@@ -12,7 +12,9 @@
 - changed ``dimensions`` start the space again (user-provided vectors of the old size are dropped).
 
 Everything is embedded before anything is written, so a provider failure fails the settings task
-and leaves settings and vectors as they were.
+and leaves settings and vectors as they were. A local (``huggingFace``) model that is new or changed
+is loaded even with no document to embed, so an unknown model or revision fails the settings task
+rather than the first document write.
 """
 
 from __future__ import annotations
@@ -22,9 +24,10 @@ from typing import Any
 
 import orjson
 
+from common.errors import ApiError, index_prefix
 from shard.index.blocks import iter_values
 from shard.index.settings import Settings
-from shard.vector.embedders import USER_PROVIDED, regeneration_key
+from shard.vector.embedders import LOCAL, USER_PROVIDED, regeneration_key
 from shard.vector.ingest import Embedding, render_text, searchable_names, template_config
 from shard.vector.storage import Entry, decode_entry, iter_entries, text_hash
 from shard.vector.writer import VectorWriter
@@ -85,6 +88,12 @@ def change_embedders(
                 _restart(writer, index_id, name, change, keep="all")
             if any(template_config(old).get(f) != template_config(config).get(f) for f in _TEMPLATE_FIELDS):
                 regenerate[name] = False
+    for name in regenerate:
+        if after[name].get("source") == LOCAL:
+            try:
+                embedding.dimensions(after[name])  # loads the model, memoised for the documents
+            except ApiError as error:
+                raise ApiError(error.code, index_prefix(index_uid) + error.message) from None
     if regenerate:
         _embed_documents(writer, index_id, index_uid, settings, after, regenerate, embedding, change)
     return change

@@ -3,6 +3,9 @@ reference's order, embedders by name; the task's details keep what was sent."""
 
 from __future__ import annotations
 
+import importlib.util
+import zipfile
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -15,6 +18,7 @@ TEMPLATE = (
     "{{ field.name }}: {{ field.value }}\n{% endif %}{% endfor %}"
 )
 DEFAULT_TEMPLATE = {"documentTemplate": TEMPLATE, "documentTemplateMaxBytes": 400}
+MINILM_HUB = "sentence-transformers/all-MiniLM-L6-v2"
 
 REST_BATCH = {
     "source": "rest",
@@ -49,7 +53,6 @@ SENT: dict[str, Any] = {
     "open": {"apiKey": "sk-abcdefghijklmnopqrstuvwxyz0123456789"},
     "large": {"source": "openAi", "model": "text-embedding-3-large", "dimensions": 256},
     "llama": {"source": "ollama", "model": "nomic-embed-text", "dimensions": 4},
-    "hf": {"source": "huggingFace"},
     "hf-other": {
         "source": "huggingFace",
         "model": "sentence-transformers/all-MiniLM-L6-v2",
@@ -69,13 +72,6 @@ SENT: dict[str, Any] = {
     },
 }
 SHOWN: dict[str, Any] = {
-    "hf": {
-        "source": "huggingFace",
-        "model": "BAAI/bge-base-en-v1.5",
-        "revision": "617ca489d9e86b49b8167676d8220688b99db36e",
-        "pooling": "useModel",
-        **DEFAULT_TEMPLATE,
-    },
     "hf-other": {
         "source": "huggingFace",
         "model": "sentence-transformers/all-MiniLM-L6-v2",
@@ -154,7 +150,8 @@ def test_reads_fill_in_each_source_defaults_in_the_reference_order(cluster: Runn
     task = wait_task(cluster, index.update_embedders(SENT).task_uid)
     assert task["status"] == "succeeded", task
     details = task["details"]["embedders"]
-    assert details["manual"] == SENT["manual"] and details["hf"] == SENT["hf"], "details keep what was sent"
+    assert details["manual"] == SENT["manual"], "details keep what was sent"
+    assert details["llama"] == SENT["llama"]
     assert details["open"] == {"apiKey": "sk-abXXXXXX..."}
     url = f"{cluster.url}/indexes/embedder-defaults/settings"
     shown = httpx.get(f"{url}/embedders").json()
@@ -187,3 +184,53 @@ def test_the_client_reads_the_resolved_settings(cluster: RunningCluster) -> None
     assert got is not None
     rest = got.embedders["rest"]
     assert (rest.document_template, rest.document_template_max_bytes) == (TEMPLATE, 400)
+
+
+def _embedders_task(cluster: RunningCluster, uid: str, embedders: dict[str, Any]) -> dict[str, Any]:
+    return wait_task(cluster, client_for(cluster).index(uid).update_embedders(embedders).task_uid, timeout=60)
+
+
+def test_a_local_model_that_is_not_there_fails_the_settings_task(cluster: RunningCluster) -> None:
+    """Loaded when the setting changes, not at the first document: the default model of the
+    ``huggingFace`` source is not shipped, and models are never downloaded."""
+    wait_task(cluster, client_for(cluster).create_index("hf-missing").task_uid)
+    task = _embedders_task(cluster, "hf-missing", {"hf": {"source": "huggingFace"}})
+    assert task["status"] == "failed", task
+    assert task["error"]["code"] == "vector_embedding_error"
+    assert task["error"]["message"].startswith(
+        "Index `hf-missing`: Error while generating embeddings: user error: Model `BAAI/bge-base-en-v1.5` is"
+        " not available: models are never downloaded."
+    )
+    assert httpx.get(f"{cluster.url}/indexes/hf-missing/settings/embedders").json() == {}
+
+
+def test_a_revision_is_served_only_by_files_that_name_it(cluster: RunningCluster, tmp_path: Path) -> None:
+    """The packaged MiniLM does not say which hub revision it is; a Hugging Face cache snapshot does
+    (its directory name, and the branches in ``refs/``)."""
+    packaged = {"source": "huggingFace", "model": MINILM_HUB}
+    task = _embedders_task(cluster, "hf-revision", {"hf": {**packaged, "revision": "abc"}})
+    assert task["status"] == "failed", task
+    assert task["error"]["message"].startswith(
+        f"Index `hf-revision`: Error while generating embeddings: user error: Model `{MINILM_HUB}` at"
+        " revision `abc` is not available: the packaged model ships one unnamed revision"
+    )
+
+    commit = "c9745ed1d9f207416be6d2e6f8de32d1f16199bf"
+    repository = tmp_path / "models--sentence-transformers--all-MiniLM-L6-v2"
+    snapshot = repository / "snapshots" / commit
+    snapshot.mkdir(parents=True)
+    spec = importlib.util.find_spec("all_minilm_l6_v2")
+    assert spec is not None and spec.submodule_search_locations
+    with zipfile.ZipFile(Path(next(iter(spec.submodule_search_locations))) / "model.zip") as packaged_zip:
+        packaged_zip.extractall(snapshot)
+    (repository / "refs").mkdir()
+    (repository / "refs" / "main").write_text(commit)
+
+    local = {"source": "huggingFace", "model": str(snapshot)}
+    task = _embedders_task(cluster, "hf-revision", {"hf": {**local, "revision": "v9"}})
+    assert task["status"] == "failed", task
+    assert f"holds revision `{commit}`" in task["error"]["message"]
+    task = _embedders_task(cluster, "hf-revision", {"hf": {**local, "revision": "main"}})
+    assert task["status"] == "succeeded", task
+    shown = httpx.get(f"{cluster.url}/indexes/hf-revision/settings/embedders").json()["hf"]
+    assert (shown["model"], shown["revision"]) == (str(snapshot), "main")

@@ -8,6 +8,8 @@ pool of its own, messages built from the reflected descriptors, JSON with base64
 from __future__ import annotations
 
 import base64
+import os
+import signal
 from pathlib import Path
 from typing import Any
 
@@ -121,3 +123,22 @@ def test_the_standard_health_service(books: RunningCluster, server: str) -> None
         with pytest.raises(grpc.RpcError) as unknown:
             probe.Check(health_pb2.HealthCheckRequest(service="sift.v1.Nothing"), timeout=5)
         assert unknown.value.code() == grpc.StatusCode.NOT_FOUND
+
+
+@pytest.mark.parametrize("server", ["scheduler", "shard-1"])
+def test_health_turns_not_serving_when_a_server_stops(books: RunningCluster, server: str) -> None:
+    """What an orchestrator watching ``grpc.health.v1.Health/Watch`` sees on SIGTERM: NOT_SERVING for
+    the server as a whole before the server stops (then the launcher restarts the process)."""
+    socket = books.layout.scheduler_socket if server == "scheduler" else books.layout.shard_socket(1)
+    pid = books.child_pids()[server]
+    whole = health_pb2.HealthCheckRequest(service="")
+    with grpc.insecure_channel(unix_target(socket)) as channel:
+        watch = health_pb2_grpc.HealthStub(channel).Watch(whole, timeout=30)
+        assert next(watch).status == health_pb2.HealthCheckResponse.SERVING
+        os.kill(pid, signal.SIGTERM)
+        assert next(watch).status == health_pb2.HealthCheckResponse.NOT_SERVING
+        watch.cancel()
+    books.wait_replaced(server, pid)
+    with grpc.insecure_channel(unix_target(socket)) as channel:
+        reply = health_pb2_grpc.HealthStub(channel).Check(whole, timeout=5)
+        assert reply.status == health_pb2.HealthCheckResponse.SERVING

@@ -12,8 +12,9 @@ from typing import Any
 import httpx
 import meilisearch
 import pytest
+from prometheus_client.parser import text_string_to_metric_families
 
-from tests.support.client import wait_task
+from tests.support.client import switch_features, wait_task
 from tests.support.cluster import RunningCluster
 from tests.support.embedding_servers import EmbeddingServer
 
@@ -117,6 +118,38 @@ def test_get_multi_search_and_federated_search_personalize(
     assert federated["hits"][0]["id"] == 3, federated
     assert provider.last_body["query"] == f"{RUNNER}\nSearch query: shoes; boots"
     assert provider.requests[RERANK] == 3
+
+
+def _personalized_count(cluster: RunningCluster) -> float:
+    response = httpx.get(f"{cluster.url}/metrics", timeout=30)
+    assert response.status_code == 200, response.text
+    (family,) = [
+        family
+        for family in text_string_to_metric_families(response.text)
+        if family.name == "meilisearch_personalized_search_requests"
+    ]
+    (sample,) = family.samples
+    return float(sample.value)
+
+
+def test_metrics_count_personalized_searches(personalized: RunningCluster, provider: EmbeddingServer) -> None:
+    """Each search, multi-search query or federation asking for personalization counts once, whatever
+    the provider answers; other searches do not count."""
+    switch_features(personalized, metrics=True)
+    try:
+        before = _personalized_count(personalized)
+        search(personalized, {"q": "shoes", "personalize": {"userContext": RUNNER}})
+        search(personalized, {"q": "shoes"})
+        query = {"indexUid": "shoes", "q": "shoes", "personalize": {"userContext": FORMAL}}
+        httpx.post(f"{personalized.url}/multi-search", json={"queries": [query, query]})
+        federation = {"personalize": {"userContext": RUNNER}}
+        body = {"federation": federation, "queries": [{"indexUid": "shoes", "q": "shoes"}]}
+        httpx.post(f"{personalized.url}/multi-search", json=body)
+        provider.fail_next(1, 500)
+        search(personalized, {"q": "shoes", "personalize": {"userContext": RUNNER}})
+        assert _personalized_count(personalized) - before == 5
+    finally:
+        switch_features(personalized, metrics=False)
 
 
 @pytest.mark.parametrize(

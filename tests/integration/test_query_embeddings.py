@@ -11,19 +11,12 @@ import httpx
 import pytest
 
 from tests.integration.search_support import make_index
+from tests.integration.vector_support import MEANINGS as DOCS
 from tests.support.client import switch_features, wait_task
 from tests.support.cluster import RunningCluster
 from tests.support.embedding_servers import MINILM, REST_SINGLE, EmbeddingServer
 
 LOOPBACK = ("--experimental-allowed-ip-networks", "127.0.0.0/8")
-DOCS = [
-    {"id": 1, "title": "The cat sat on the mat"},
-    {"id": 2, "title": "A kitten chased a ball of yarn"},
-    {"id": 3, "title": "Stock markets fell sharply today"},
-    {"id": 4, "title": "Interest rates and inflation worries"},
-    {"id": 5, "title": "The quarterly earnings report was strong"},
-    {"id": 6, "title": "A puppy plays in the garden"},
-]
 TEMPLATE = {"documentTemplate": "{{doc.title}}"}
 
 

@@ -143,3 +143,19 @@ def test_the_ocsp_response_is_stapled(
             assert "Cert Status: good" in shown and f"Serial Number: {serial:X}" in shown, shown
         assert httpx.get(f"{stapled.url}/health", verify=tls).json() == {"status": "available"}
         assert not any("ssl_ocsp_path" in line for line in stapled.output)  # no "ignored" warning
+
+        # Renewed in place (written aside, then renamed, as a renewal job does): stapled at once.
+        first = _next_update(_status_request(stapled.port, "-tls1_3"))
+        (tmp_path / "renewed.der").write_bytes(ocsp_response(authority, certificate, days=30))
+        (tmp_path / "renewed.der").replace(tmp_path / "ocsp.der")
+        renewed = _next_update(_status_request(stapled.port, "-tls1_3"))
+        assert renewed != first, (first, renewed)
+        # A broken file is not stapled: the last good response still is.
+        (tmp_path / "ocsp.der").write_bytes(b"not an OCSP response")
+        shown = _status_request(stapled.port, "-tls1_2")
+        assert "Cert Status: good" in shown and _next_update(shown) == renewed, shown
+
+
+def _next_update(shown: str) -> str:
+    (line,) = [line.strip() for line in shown.splitlines() if "Next Update:" in line]
+    return line

@@ -124,6 +124,26 @@ def test_a_document_with_bad_vectors_on_one_shard_fails_its_task_on_every_shard(
     assert _stats(cluster, index) == (0, 0)
 
 
+def test_a_task_failing_as_a_shard_prepares_is_committed_as_held(cluster: RunningCluster) -> None:
+    """The shard where the task failed holds the batch without it: told to skip that task, it commits
+    what it holds rather than applying the batch a second time (``shard/held.py``)."""
+    index = "atomic-held"
+    settings = {"embedders": {"u": {"source": "userProvided", "dimensions": 2}}}
+    assert _wait(cluster, _send(cluster, "PATCH", f"/indexes/{index}/settings", settings))["status"] == (
+        "succeeded"
+    )
+    docs = [{"id": i, "_vectors": {"u": [1.0, float(i)]}} for i in range(20)]
+    wrong = next(doc for doc in docs if shard_of(str(doc["id"]), SHARDS) == 1)
+    wrong["_vectors"]["u"] = [1.0, 2.0, 3.0]
+    seen = len(cluster.output)
+    task = _wait(cluster, _send(cluster, "POST", f"/indexes/{index}/documents", docs))
+    assert task["status"] == "failed", task
+    time.sleep(0.5)  # the shards' output reaches the test through a pipe
+    again = [line for line in cluster.output[seen:] if "applying it again" in line]
+    assert again == []
+    assert _stats(cluster, index) == (0, 0)
+
+
 def test_tasks_batched_together_fail_alone(cluster: RunningCluster, server: EmbeddingServer) -> None:
     """The failing task is skipped on every shard; the others of its batch apply everywhere."""
     index = "atomic-batched"

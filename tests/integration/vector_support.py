@@ -16,6 +16,15 @@ import pytest
 from tests.support.cluster import RunningCluster
 
 EMBEDDER = "e"
+MEANINGS: list[dict[str, Any]] = [
+    {"id": 1, "title": "The cat sat on the mat"},
+    {"id": 2, "title": "A kitten chased a ball of yarn"},
+    {"id": 3, "title": "Stock markets fell sharply today"},
+    {"id": 4, "title": "Interest rates and inflation worries"},
+    {"id": 5, "title": "The quarterly earnings report was strong"},
+    {"id": 6, "title": "A puppy plays in the garden"},
+]
+"""Titles no keyword links and embedders tell apart: animals, money (the loopback providers' tests)."""
 DOCS: list[dict[str, Any]] = [
     {"id": 1, "title": "red apple", "color": "red", "n": 1, "_vectors": {EMBEDDER: [1, 0, 0]}},
     {"id": 2, "title": "green apple", "color": "green", "n": 2, "_vectors": {EMBEDDER: [0.9, 0.1, 0]}},

@@ -11,8 +11,8 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.x509 import ocsp
 
 
-def ocsp_response(authority: trustme.CA, certificate_pem: bytes) -> bytes:
-    """A DER response saying ``certificate_pem`` is good for a day, signed by ``authority``."""
+def ocsp_response(authority: trustme.CA, certificate_pem: bytes, days: int = 1) -> bytes:
+    """A DER response saying ``certificate_pem`` is good for ``days``, signed by ``authority``."""
     issuer = x509.load_pem_x509_certificate(authority.cert_pem.bytes())
     key = serialization.load_pem_private_key(authority.private_key_pem.bytes(), None)
     now = datetime.datetime.now(datetime.UTC)
@@ -24,7 +24,7 @@ def ocsp_response(authority: trustme.CA, certificate_pem: bytes) -> bytes:
             algorithm=hashes.SHA256(),
             cert_status=ocsp.OCSPCertStatus.GOOD,
             this_update=now,
-            next_update=now + datetime.timedelta(days=1),
+            next_update=now + datetime.timedelta(days=days),
             revocation_time=None,
             revocation_reason=None,
         )
