@@ -21,8 +21,8 @@ The reference is unpacked from ``../shared/reference/`` and started on a free lo
 temporary data directory (``bench/reference.py``); without the binary the run says so and stops.
 Sift is started as the other benchmarks start it, on ``--data-dir`` when given (loaded once, reused).
 Cases that are not identical or whose facet distributions differ (query, both id lists with their
-titles, both totals, and for each hit of Sift's page that the reference's lacks, the words it matched
-in each attribute) go to a JSON Lines file.
+titles, both totals and processing times, and for each hit of Sift's page that the reference's lacks,
+the words it matched in each attribute) go to a JSON Lines file.
 """
 
 from __future__ import annotations
@@ -241,6 +241,8 @@ def compare(
     for engine, answer in answers.items():
         case[engine] = [[hit[key], hit.get(title)] for hit in answer["hits"]]
         case[f"{engine}_total"] = answer.get("estimatedTotalHits")
+        # Past searchCutoffMs (1.5 s by default) a ranking stops where it got: an overloaded machine's.
+        case[f"{engine}_ms"] = answer.get("processingTimeMs")
     extra = [doc for doc in pages["sift"] if doc not in set(pages["reference"])]
     if extra:
         case["sift_extra_matches"] = _matched_words(sift, dataset, body, extra)
