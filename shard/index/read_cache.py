@@ -3,7 +3,7 @@
 Ranking reads the token records of the documents in the buckets it splits and every search reads the
 documents of its page; popular queries keep landing on the same documents, and decompressing and
 decoding costs far more than using the result. Typing a query resolves its earlier words again at every
-keystroke, and its lookups (typos walk hundreds of vocabulary keys, stems stem up to a thousand words,
+keystroke, and its lookups (typos walk hundreds of vocabulary keys, stems stem up to a few thousand words,
 splits read two postings per cut, a prefix steps through up to a thousand words' keys) are kept too.
 Entries are weighed (roughly their bytes in memory) so the cache stays bounded whatever the documents'
 size.

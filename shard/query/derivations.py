@@ -181,7 +181,9 @@ def _set_prefix(ctx: SearchContext, derivation: Derivations, prefix: str, cost: 
 
 def _set_stem(ctx: SearchContext, derivation: Derivations, word: str, language: str) -> None:
     """Snowball stems keep the word's beginning up to their last letter (``happi`` for ``happy``), so
-    the words sharing a stem are found among those starting with the stem minus one letter."""
+    the words sharing a stem are found among those starting with the stem minus one letter: all of
+    them, not the first ``PREFIX_LIMIT`` (a few thousand for a two-letter start on a large shard, a
+    few ms once per batch), or which words match would depend on how many a shard holds."""
     stemmer = ctx.analyzer.stem
     stem = stemmer(word, language)
     start = stem[: max(len(stem) - 1, 2)]
@@ -190,7 +192,7 @@ def _set_stem(ctx: SearchContext, derivation: Derivations, word: str, language: 
         (STEM_WORDS, ctx.index_id, (stem, language)),
         lambda: frozenset(
             candidate
-            for candidate in prefix_words(ctx.txn, ctx.env.words, ctx.index_id, start, PREFIX_LIMIT)
+            for candidate in prefix_words(ctx.txn, ctx.env.words, ctx.index_id, start, None)
             if stemmer(candidate, language) == stem
         ),
         lambda found: 96 + sum(64 + len(candidate) for candidate in found),

@@ -10,9 +10,9 @@ from dataclasses import dataclass, field
 
 from pyroaring import BitMap
 
-from shard.index.postings import term_docs
+from shard.index.postings import prefix_docs, term_docs
 from shard.index.prefixes import is_short
-from shard.index.read_cache import PHRASE_DOCS
+from shard.index.read_cache import PHRASE_DOCS, PREFIX_WORDS
 from shard.query.adjacency import Budget, adjacent_docs
 from shard.query.context import SearchContext
 from shard.query.derivations import STEM_COST, Derivations
@@ -107,10 +107,20 @@ def _word_docs(ctx: SearchContext, word: str, fields: set[int] | None) -> BitMap
 
 
 def _prefix_docs(ctx: SearchContext, derivations: Derivations) -> BitMap:
-    """Short prefixes come precomputed; longer ones are the union of the words they expand to."""
+    """Short prefixes come precomputed; longer ones are the union of the words they expand to, all of
+    them (one pass over the prefix's keys) when they are more than listed: a shard lists at most
+    ``PREFIX_LIMIT``, and how many a shard holds depends on the shard count."""
     prefix = derivations.prefix or ""
     if is_short(prefix):
         return term_docs(ctx.txn, ctx.env.prefixes, ctx.index_id, prefix, ctx.allowed_fields)
+    if not derivations.prefix_complete:
+        fields = None if ctx.allowed_fields is None else frozenset(ctx.allowed_fields)
+        docs: BitMap = ctx.cached(
+            (PREFIX_WORDS, ctx.index_id, (prefix, fields)),
+            lambda: prefix_docs(ctx.txn, ctx.env.words, ctx.index_id, prefix, ctx.allowed_fields),
+            lambda found: 128 + 4 * len(found),
+        )
+        return BitMap(docs)
     sets = [_word_docs(ctx, word, ctx.allowed_fields) for word in derivations.prefix_words]
     return BitMap.union(*sets) if sets else BitMap()
 

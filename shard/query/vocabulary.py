@@ -14,8 +14,11 @@ MAX_WORD_CHARS = 511
 """A bound on a stored word's characters, given the key size limit."""
 
 
-def prefix_words(txn: Txn, db: Database, index_id: int, prefix: str, limit: int = PREFIX_LIMIT) -> list[str]:
-    """Vocabulary words starting with ``prefix`` (itself included), in key order, at most ``limit``.
+def prefix_words(
+    txn: Txn, db: Database, index_id: int, prefix: str, limit: int | None = PREFIX_LIMIT
+) -> list[str]:
+    """Vocabulary words starting with ``prefix`` (itself included), in key order, at most ``limit``
+    (None: all).
 
     Steps through the per-field duplicates rather than seeking past them: most words are in one or
     two fields, and a step costs about half a seek.
@@ -23,7 +26,7 @@ def prefix_words(txn: Txn, db: Database, index_id: int, prefix: str, limit: int 
     start = index_prefix(index_id) + prefix.encode()
     cursor = txn.cursor(db)
     words: list[str] = []
-    if limit <= 0 or not cursor.set_range(start):
+    if (limit is not None and limit <= 0) or not cursor.set_range(start):
         return words
     previous = None
     for key in cursor.iternext(keys=True, values=False):

@@ -56,12 +56,15 @@ def test_min_word_size_for_typos(cluster: RunningCluster) -> None:
     make_index(cluster, "typo-size", docs)
     # §7.3 allowance by character count: < 5 ⇒ 0, < 9 ⇒ 1, else 2 (transposition = 1 typo).
     assert found(cluster, "typo-size", "bark ") == []
+    # Nor as the prefix being typed (issue 19: `Uraa` found `Uraí, Uray`, `Nevo` found `Neve`).
+    assert found(cluster, "typo-size", "bark") == []
     assert found(cluster, "typo-size", "table ") == [2]
     assert found(cluster, "typo-size", "elephant ") == [3], "8 chars: 1 typo, not 2"
     assert found(cluster, "typo-size", "chocolate ") == [5], "9 chars: 2 typos"
     sizes = {"oneTypo": 4, "twoTypos": 8}
     update_settings(cluster, "typo-size", {"typoTolerance": {"minWordSizeForTypos": sizes}})
     assert found(cluster, "typo-size", "bark ") == [1]
+    assert found(cluster, "typo-size", "bark") == [1]
     assert found(cluster, "typo-size", "elephant ") == [3, 4], "1 typo before 2 typos"
 
 

@@ -108,3 +108,42 @@ def test_word_position_of_a_phrase_is_where_its_first_word_first_appears(cluster
     make_index(cluster, "position-phrase", docs)
     for q in ('"news paper"', "newspaper "):
         assert scored(cluster, "position-phrase", q, "wordPosition") == [(1, 1.0), (3, 1.0), (2, 8 / 11)]
+
+
+def test_word_position_and_exactness_of_a_concatenation_follow_its_path(cluster: RunningCluster) -> None:
+    # The differential's `tell in` found `telling` (the 2-gram `tellin` as a prefix) in documents also
+    # holding `in` elsewhere. A document lacking `sun` matches `sun flower` only through `sunflower`:
+    # its `flower` elsewhere is then neither an earlier position nor an exact word (the reference
+    # ranks `flower x sunflower` with `x y sunflower z garden`), and the concatenation's later term
+    # counts one place further on (`x sunflower`: 1 + 2 of 21, as `telling` one word later).
+    docs = t(
+        "sunflower",
+        "x sunflower",
+        "sunflowers field",
+        "sun flower",
+        "flower sun",
+        "sunflower garden",
+        "garden sunflower",
+        "sunflower x garden",
+        "sun flower garden",
+        "x y sunflower z garden",
+        "flower x sunflower",
+    )
+    make_index(cluster, "ngram-path", docs)
+    positions = scored(cluster, "ngram-path", "sun flower", "wordPosition")
+    assert [doc for doc, _ in positions] == [4, 9, 5, 1, 3, 6, 8, 2, 7, 10, 11]
+    assert positions[7:] == [(2, 18 / 21), (7, 18 / 21), (10, 17 / 21), (11, 17 / 21)]
+    body = search(cluster, "ngram-path", q="sun flower", showRankingScoreDetails=True, limit=100)
+    exact = {hit["id"]: hit["_rankingScoreDetails"]["exactness"].get("matchingWords") for hit in body["hits"]}
+    assert exact[11] == 0, "`flower` is not matched on its own"
+    # A 2-gram of the query's second and third words, and past position 16 (coarse buckets).
+    later = t("garden sunflower", "garden aa sunflower", "aa sunflower garden")
+    make_index(cluster, "ngram-path-later", later)
+    assert scored(cluster, "ngram-path-later", "garden sun flower", "wordPosition") == [
+        (1, 30 / 31),
+        (2, 28 / 31),
+        (3, 28 / 31),
+    ]
+    filler = " ".join(f"w{letter}" for letter in string.ascii_lowercase[:16])
+    make_index(cluster, "ngram-path-far", t(f"{filler} sunflower", f"{filler} w sunflower"))
+    assert scored(cluster, "ngram-path-far", "sun flower", "wordPosition") == [(1, 8 / 21), (2, 8 / 21)]

@@ -144,3 +144,36 @@ def test_placeholder_and_ties_keep_insertion_order(clusters: tuple[RunningCluste
     for running in (one, three):
         make_index(running, "twins", twins)
         assert ids(search(running, "twins", q="twin")) == [twin["id"] for twin in twins]
+
+
+def _letters(number: int, size: int) -> str:
+    """``number`` in base 26, ``size`` letters: distinct words without digits."""
+    return "".join(chr(ord("a") + number // 26**k % 26) for k in reversed(range(size)))
+
+
+def test_a_prefix_or_stem_past_a_thousand_words_answers_alike(
+    clusters: tuple[RunningCluster, RunningCluster],
+) -> None:
+    """A shard lists at most 1,000 words per prefix expansion (``PREFIX_LIMIT``). On 1 shard the
+    1,500 words starting with `vocab` passed it, so `vocab` found only the first 1,000 words'
+    documents, while each of 3 shards held about 500 and found all; likewise the words sharing the
+    stem of `marked` were looked for among the first 1,000 words starting with `mar`, so `marking`,
+    after 1,100 `mara...` words, matched but was neither highlighted nor ranked on 1 shard."""
+    one, three = clusters
+    docs = [{"id": f"v{k}", "t": f"vocab{_letters(k, 3)}"} for k in range(1500)]
+    docs += [{"id": f"m{k}", "t": f"mara{_letters(k, 3)}"} for k in range(1100)]
+    docs += [{"id": "marking", "t": "marking time"}, {"id": "marks", "t": "two marks"}]
+    for running in (one, three):
+        make_index(running, "vocabulary", docs)
+    failures = []
+    for q in ("vocab", "vocabc", "marked", "marked time"):
+        for page in PAGES:
+            params = {"q": q, "showMatchesPosition": True, "attributesToHighlight": ["t"], **page}
+            expected = ranked(one, index="vocabulary", **params)
+            got = ranked(three, index="vocabulary", **params)
+            failures += [f"{params}: {why}" for why in differences(expected, got)]
+    assert not failures, "\n".join(failures)
+    assert ranked(one, index="vocabulary", q="vocab")["estimatedTotalHits"] == 1500
+    marked = ranked(one, index="vocabulary", q="marked", attributesToHighlight=["t"])
+    highlighted = [hit["_formatted"]["t"] for hit in marked["hits"]]
+    assert highlighted == ["<em>marking</em> time", "two <em>marks</em>"]

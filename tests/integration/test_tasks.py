@@ -269,6 +269,9 @@ def test_star_date_bound_is_no_bound(queue: RunningCluster, bound: str) -> None:
     batches = httpx.get(f"{queue.url}/batches", params={bound: "*", "uids": task["uid"]})
     assert batches.status_code == 200, batches.text
     assert [b["uid"] for b in batches.json()["results"]] == [task["batchUid"]]
+    cancel = httpx.post(f"{queue.url}/tasks/cancel", params={"uids": task["uid"], bound: "*"})
+    assert cancel.status_code == 200, cancel.text
+    assert wait_task(queue, cancel.json()["taskUid"])["status"] == "succeeded"
     deletion = httpx.delete(f"{queue.url}/tasks", params={"uids": task["uid"], bound: "*"})
     assert deletion.status_code == 200, deletion.text
     assert wait_task(queue, deletion.json()["taskUid"])["details"]["deletedTasks"] == 1

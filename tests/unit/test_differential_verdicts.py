@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from bench.differential import _leaf, _verdict
+from bench.differential import _leaf, _reported, _verdict
 
 
 @pytest.mark.parametrize(
@@ -30,3 +30,11 @@ def test_leaves_follow_array_indices() -> None:
     assert _leaf(document, "title", []) == "Up"
     assert _leaf(document, "cast.name", [1]) == "Jo"
     assert _leaf(document, "tags", [0, 1]) == "b"
+
+
+def test_cases_file_holds_other_pages_and_other_facet_counts() -> None:
+    assert not _reported({"verdict": "identical"})
+    assert not _reported({"verdict": "identical", "facets_equal": True})
+    # Facet counts cover every match (stemmed ones too), past the page: an identical page can hide them.
+    assert _reported({"verdict": "identical", "facets_equal": False})
+    assert _reported({"verdict": "extended"})

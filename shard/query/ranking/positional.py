@@ -40,16 +40,20 @@ def position_cost(distance: int) -> int:
     return bisect_left(_POSITION_BUCKETS, distance + 1) - 1
 
 
-def word_position_cost(position: int, wanted: int) -> int:
+def word_position_cost(position: int, wanted: int, offset: int = 0) -> int:
     """The cost of a query word at ``wanted`` found at ``position`` in its attribute.
 
     Near the start the distance counts; from position 16 on, the reference engine keeps only a
     coarse bucket of the position itself (16-23, 24-64, 65-256, ...), whatever the query position:
     measured on it, a word at 16 costs 6 and one at 24 costs 7 for the first and second query word alike.
+    ``offset``: the term's place inside an n-gram found there (``wanted`` is then the n-gram's first
+    term's): the reference counts each later term of a concatenation that much further (measured:
+    `sun flower` finding `sunflower` at 1 costs 1 + 2, at 16 costs 6 + 7; `garden sun flower`
+    finding `garden aa sunflower` costs 0 + 1 + 2).
     """
     if position < EXACT_POSITIONS:
-        return position_cost(abs(position - wanted))
-    return position_cost(24 if position < 24 else max(position, 25))
+        return position_cost(abs(position - wanted) + offset)
+    return position_cost((24 if position < 24 else max(position, 25)) + offset)
 
 
 class DocumentCosts:
@@ -118,6 +122,7 @@ class DocumentCosts:
         ]
         if typos is not None:
             inside = _fitting(inside, kept, typos)
+        inside = _through_ngrams(inside, kept)
         result: dict[int, list[Occurrence]] = {term: [] for term in kept}
         for occurrence, span in inside:
             for term in span:
@@ -247,6 +252,7 @@ class DocumentCosts:
     def word_position(self, doc_id: int, kept: Kept, typos: int | None = None) -> int:
         terms = self.query.terms
         cost = 0
+        derivations = self.derivations
         for term, found in self.per_term(doc_id, kept, typos).items():
             if found:
                 wanted = terms[term].position
@@ -254,6 +260,8 @@ class DocumentCosts:
                     word_position_cost(
                         match.start if match.start == match.end else self._phrase_at(doc_id, match), wanted
                     )
+                    if (first := derivations[match.derivation].first) == term
+                    else word_position_cost(match.start, (at := terms[first].position), wanted - at)
                     for match in found
                 )
             else:
@@ -355,6 +363,19 @@ class DocumentCosts:
         if any(entry.field_id in holders and len(entry.words) == size for entry in record.fields):
             return EXACT_MATCH
         return MATCHES_START
+
+
+def _through_ngrams(inside: list[tuple[Occurrence, range]], kept: Kept) -> list[tuple[Occurrence, range]]:
+    """A kept term the document holds only inside n-grams (`sunflower` for `sun flower`, no `sun`)
+    is matched along a path through an n-gram, as the reference matches it: the other terms that
+    n-gram covers then count only through n-grams too, not through their own words elsewhere (its
+    `flower` in `flower x sunflower` is neither an exact word nor an earlier position there)."""
+    own = {span.start for _, span in inside if len(span) == 1}
+    if len(own) == len(kept):
+        return inside
+    lacking = set(kept) - own
+    tied = {term for _, span in inside if len(span) > 1 and not lacking.isdisjoint(span) for term in span}
+    return [entry for entry in inside if len(entry[1]) > 1 or entry[1].start not in tied]
 
 
 def _fitting(
