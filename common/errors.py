@@ -117,6 +117,12 @@ invalid_dynamic_search_rule_actions invalid_dynamic_search_rule_filter_query
 invalid_dynamic_search_rule_filter_active dynamic_search_rule_not_found=404
 """.strip()
 
+_SIFT_TABLE: Final = """
+scheduler_unavailable=503/system
+""".strip()
+"""Codes of Sift's own, for states a single-process engine never meets: the gateway answering while the
+scheduler process restarts."""
+
 
 def _parse_table(table: str) -> dict[str, tuple[int, ErrorType]]:
     codes: dict[str, tuple[int, ErrorType]] = {}
@@ -127,7 +133,7 @@ def _parse_table(table: str) -> dict[str, tuple[int, ErrorType]]:
     return codes
 
 
-ERROR_CODES: Final[dict[str, tuple[int, ErrorType]]] = _parse_table(_TABLE)
+ERROR_CODES: Final[dict[str, tuple[int, ErrorType]]] = _parse_table(_TABLE) | _parse_table(_SIFT_TABLE)
 
 
 class ApiError(Exception):

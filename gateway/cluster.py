@@ -12,6 +12,7 @@ import orjson
 
 from common.errors import ApiError
 from common.layout import DataLayout
+from common.logging import get_logger
 from common.partition import shard_of
 from common.rpc import (
     health_pb2,
@@ -28,6 +29,13 @@ from gateway.search_stream import SearchStream, SearchStreamBroken
 
 RESEND_WAIT = 30.0
 """Seconds a search caught by a shard's death waits for it to be back (a unary call's timeout)."""
+
+SCHEDULER_WAIT = 10.0
+"""Seconds a request waits for an unreachable scheduler before answering 503 ``scheduler_unavailable``:
+the launcher and supervisord restart a dead one within a few seconds, and a client holding a request
+for a minute is worse off than one told to retry."""
+
+log = get_logger(__name__)
 
 if TYPE_CHECKING:
     from gateway.metrics import GatewayMetrics
@@ -88,11 +96,30 @@ class Cluster:
 
     async def ask_scheduler(self, method: str, request: dict[str, Any]) -> Any:
         """Call a JSON-envelope rpc of the scheduler; a contract error in the reply is raised."""
+        await self._scheduler_reachable()
         rpc = getattr(self.scheduler, method)
         sent = time.perf_counter()
-        reply = await rpc(json_pb2.JsonRequest(json=orjson.dumps(request)), wait_for_ready=True, timeout=30)
+        try:
+            reply = await rpc(json_pb2.JsonRequest(json=orjson.dumps(request)), timeout=30)
+        except grpc.aio.AioRpcError as error:
+            raise _scheduler_lost(error) from None
         self._timed("scheduler", method, sent)
         return _unwrap(reply)
+
+    async def _scheduler_reachable(self) -> None:
+        """Waits up to ``SCHEDULER_WAIT`` for the scheduler's channel, so a request the scheduler never
+        saw is told so (503, retry) rather than held until a deadline."""
+        channel = self._scheduler_channel
+        if channel.get_state(try_to_connect=True) == grpc.ChannelConnectivity.READY:
+            return  # the common case, without a task for wait_for
+        try:
+            await asyncio.wait_for(channel.channel_ready(), SCHEDULER_WAIT)
+        except TimeoutError:
+            raise ApiError(
+                "scheduler_unavailable",
+                f"The task scheduler could not be reached for {SCHEDULER_WAIT:g} s, so the request was not "
+                "passed on. Retry later.",
+            ) from None
 
     async def register_task(
         self,
@@ -112,7 +139,20 @@ class Cluster:
             task_id=headers.task_uid(),
             dry_run=headers.is_dry_run(),
         )
-        return _unwrap(await self.scheduler.RegisterTask(request, wait_for_ready=True, timeout=60))
+        await self._scheduler_reachable()
+        try:
+            reply = await self.scheduler.RegisterTask(request, timeout=60)
+        except grpc.aio.AioRpcError as error:
+            # The scheduler may have enqueued the task before it died or stalled: a retry can add it twice.
+            log.warning(
+                "task registration outcome unknown",
+                task_type=task_type,
+                index_uid=index_uid,
+                grpc_status=error.code().name,
+                details=error.details(),
+            )
+            raise _scheduler_lost(error) from None
+        return _unwrap(reply)
 
     async def ask_shards(self, method: str, request: dict[str, Any]) -> list[Any]:
         """The same JSON-envelope rpc on every shard, concurrently; replies in shard order."""
@@ -151,6 +191,15 @@ class Cluster:
     async def close(self) -> None:
         await asyncio.gather(*(stream.close() for stream in self._searches))
         await asyncio.gather(*(channel.close() for channel in [*self._channels, self._scheduler_channel]))
+
+
+def _scheduler_lost(error: grpc.aio.AioRpcError) -> ApiError:
+    """The 503 of a call the scheduler took and did not answer (it died or stalled meanwhile)."""
+    return ApiError(
+        "scheduler_unavailable",
+        f"The task scheduler did not answer ({error.code().name}); whether the request was registered "
+        "is unknown: check the task list before retrying.",
+    )
 
 
 def _unwrap(reply: json_pb2.JsonReply) -> Any:
