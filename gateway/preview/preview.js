@@ -60,6 +60,7 @@
     },
   };
   let sessionKey = stored.get(KEY_ITEM);
+  ui.key.value = sessionKey; // shown as dots: a stored key is visible as there, and can be replaced
 
   class ApiError extends Error {
     constructor(status, payload) {
