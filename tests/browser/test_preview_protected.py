@@ -1,5 +1,5 @@
 """The preview page on an instance with a master key: it asks for an API key, keeps it in the
-browser's local storage and sends it as a header, never in a URL."""
+browser's local storage and sends it as a header, never in a URL. Without a master key it asks for none."""
 
 from __future__ import annotations
 
@@ -71,3 +71,10 @@ def test_a_wrong_key_is_refused_and_forgetting_the_key_asks_again(site: RunningC
     assert page.evaluate(f"localStorage.getItem('{KEY_ITEM}')") is None
     expect(page.locator(".hit")).to_have_count(0)
     assert MASTER_KEY not in page.url
+
+
+def test_without_a_master_key_no_key_is_asked(page: Page) -> None:
+    with RunningCluster("--env", "development", shards=1) as open_instance:
+        page.goto(open_instance.url)
+        expect(page.locator("#notice")).to_have_text(re.compile("There is no index yet"))
+        expect(page.locator("#key-form")).to_be_hidden()
