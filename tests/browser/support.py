@@ -33,15 +33,18 @@ BOOKS = [
     # Document text is shown as text: markup in it is never parsed.
     {"id": 3, "title": "<img src=x id=injected> Markup", "author": "<b>nobody</b>"},
 ]
+SEARCHABLE = ["title", "overview", "tagline", "genres", "director"]
 KEY_ITEM = "sift-preview:api-key"
 """Where the preview page keeps the API key (local storage)."""
 
 
 def fill(cluster: RunningCluster) -> None:
     """The movies, with ``genres`` and ``director`` filterable (the pages' facets), and a small index of
-    books for the index picker."""
+    books for the index picker. The cast and companies are shown, not searched: indexing them would
+    double the set-up time (measured 29.5 / 50.2 s against 14.5 / 18.2 s on a loaded machine)."""
     movies = client_for(cluster, MASTER_KEY).index("movies")
     tasks = [
+        movies.update_searchable_attributes(SEARCHABLE).task_uid,
         movies.update_filterable_attributes(["genres", "director"]).task_uid,
         movies.add_documents(MOVIES, primary_key="id").task_uid,
         client_for(cluster, MASTER_KEY).index("books").add_documents(BOOKS, primary_key="id").task_uid,
