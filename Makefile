@@ -36,8 +36,8 @@ INSTANTSEARCH := deploy/instantsearch
 test: browser-setup
 
 browser-setup: instantsearch
-	@test -x $(CHROMIUM) || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive \
-		apt-get install -y -qq chromium >/dev/null) || \
+	@test -x $(CHROMIUM) || { echo "Installing Debian's chromium for the browser tests (about a minute)"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; } || \
 		echo "Chromium could not be installed from Debian's packages: the browser tests will be skipped."
 
 instantsearch: $(INSTANTSEARCH)/dist/app.js
