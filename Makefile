@@ -5,7 +5,7 @@ PYTHON ?= python3.11
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: run test setup setup-test lint proto bench
+.PHONY: run test setup setup-test lint proto bench browser-setup instantsearch
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -28,6 +28,23 @@ run: setup
 test: setup-test
 	$(BIN)/ruff check .
 	$(BIN)/python -m pytest -n 2 --timeout 600 -q --durations=25
+
+# The browser tests (tests/browser) need Debian's Chromium and the InstantSearch example bundled from
+# the npm registry. Chromium that cannot be installed (not root, no Debian) only skips those tests.
+CHROMIUM := /usr/bin/chromium
+INSTANTSEARCH := deploy/instantsearch
+test: browser-setup
+
+browser-setup: instantsearch
+	@test -x $(CHROMIUM) || { echo "Installing Debian's chromium for the browser tests (about a minute)"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; } || \
+		echo "Chromium could not be installed from Debian's packages: the browser tests will be skipped."
+
+instantsearch: $(INSTANTSEARCH)/dist/app.js
+
+# npm ci installs exactly the lock file; no package's install script runs (esbuild needs none).
+$(INSTANTSEARCH)/dist/app.js: $(INSTANTSEARCH)/package-lock.json $(INSTANTSEARCH)/src/app.js
+	cd $(INSTANTSEARCH) && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error && npm run --silent build
 
 lint: setup-test
 	$(BIN)/ruff check .

@@ -37,6 +37,7 @@ from gateway.routes import (
     metrics,
     multi_search,
     network,
+    preview,
     render,
     search,
     settings,
@@ -86,9 +87,12 @@ def create_app(config: Config, name: str = "sift") -> Sanic:
         similar,
         metrics,
         logs,
+        preview,
         unsupported,
     ):
         app.blueprint(module.bp)
+    if config.env == "development":
+        app.blueprint(preview.assets)
     require_route_actions(app)
     app.error_handler.add(Exception, handle_exception)
     app.on_request(authorize_request)

@@ -1,4 +1,4 @@
-"""``GET /version`` and ``GET /``."""
+"""``GET /version``."""
 
 from __future__ import annotations
 
@@ -9,7 +9,6 @@ from pathlib import Path
 
 from sanic import Blueprint, HTTPResponse, Request
 
-from gateway.auth.actions import PUBLIC
 from gateway.http.responses import json_response
 
 bp = Blueprint("version")
@@ -20,11 +19,6 @@ _SOURCE_DIR = Path(__file__).resolve().parents[2]
 @bp.get("/version", ctx_action="version")
 async def get_version(_request: Request) -> HTTPResponse:
     return json_response(build_info())
-
-
-@bp.get("/", ctx_action=PUBLIC)
-async def root(_request: Request) -> HTTPResponse:
-    return json_response({"status": "Sift is running"})
 
 
 @cache
