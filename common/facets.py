@@ -21,7 +21,7 @@ ALPHA, COUNT = "alpha", "count"
 def check_facets(patterns: Sequence[str], rules: Sequence[Rule]) -> None:
     """``invalid_search_facets`` for the first entry that designates no filterable field."""
     for pattern in patterns:
-        if pattern == "*":
+        if pattern == "*" and filterable_patterns(rules):
             continue
         match = matching_rule(rules, pattern, nested=True)
         if match is not None and match[1].filterable:

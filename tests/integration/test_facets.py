@@ -198,6 +198,14 @@ def test_facet_errors(clusters: tuple[RunningCluster, RunningCluster]) -> None:
     )
     rules = [{"attributePatterns": ["a"], "features": {"facetSearch": True, "filter": {"equality": False}}}]
     make_index(one, "nofilter", [{"id": 1, "a": "x"}], {"filterableAttributes": rules})
+    # `*` names every filterable field: with none, it is refused like a named one (the reference's answer).
+    for index in ("bare", "nofilter"):
+        assert_error(
+            search_raw(one, index, facets=["*"]),
+            "invalid_search_facets",
+            "Invalid facet distribution: Pattern `*` is not filterable. This index does not have configured"
+            " filterable attributes.",
+        )
     assert_error(
         search_raw(one, "nofilter", facets=["a"]),
         "invalid_search_facets",
