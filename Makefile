@@ -27,7 +27,7 @@ run: setup
 
 test: setup-test
 	$(BIN)/ruff check .
-	$(BIN)/python -m pytest -n 2 --timeout 600 -q --durations=25
+	$(BIN)/python -m pytest -n 2 --dist loadfile --timeout 600 -q --durations=25
 
 # The browser tests (tests/browser) need Debian's Chromium and the InstantSearch example bundled from
 # the npm registry. Chromium that cannot be installed (not root, no Debian) only skips those tests.
