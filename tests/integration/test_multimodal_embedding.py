@@ -178,6 +178,10 @@ def test_media_and_q_render_a_search_fragment(cluster: RunningCluster, server: F
     found = index.search(None, {"media": {"image": "http://img/yellow.png"}, "hybrid": {"embedder": "mm"}, "limit": 1})
     assert [hit["id"] for hit in found["hits"]] == [2]
     assert server.take() == [{"type": "image_url", "url": "http://img/yellow.png"}]
+    queries = [{"indexUid": UID, "media": {"image": "http://img/red.png"}, "hybrid": {"embedder": "mm"}, "limit": 1}]
+    found = client_for(cluster).multi_search(queries)["results"][0]
+    assert [hit["id"] for hit in found["hits"]] == [1]
+    assert server.take() == [{"type": "image_url", "url": "http://img/red.png"}]
     found = index.search("blue", {"hybrid": {"embedder": "mm", "semanticRatio": 1.0}, "limit": 1})
     assert [hit["id"] for hit in found["hits"]] == [3]
     assert server.take() == [{"type": "text", "text": "blue"}]
