@@ -245,27 +245,6 @@ def template_config(config: dict[str, Any]) -> dict[str, Any]:
     return nested if config.get("source") == "composite" and isinstance(nested, dict) else config
 
 
-def render_text(
-    index_uid: str,
-    external_id: str,
-    config: dict[str, Any],
-    document: dict[str, Any],
-    searchable: Callable[[str], bool] | None,
-) -> str:
-    """What the embedder embeds for the document: its template rendered, cut to its byte limit."""
-    source = template_config(config)
-    template = source.get("documentTemplate") or DEFAULT_TEMPLATE
-    try:
-        limit = source.get("documentTemplateMaxBytes", DEFAULT_MAX_BYTES)
-        return render_document(template, document, limit, searchable)
-    except TemplateError as error:
-        raise ApiError(
-            "vector_embedding_error",
-            f"Index `{index_uid}`: While rendering the document template for document `{external_id}`:"
-            f" {error.message}",
-        ) from None
-
-
 def document_inputs(
     index_uid: str,
     external_id: str,
@@ -273,12 +252,22 @@ def document_inputs(
     document: dict[str, Any],
     searchable: Callable[[str], bool] | None,
 ) -> list[str]:
-    """What the embedder embeds for the document, one text per embedding: its template's text, or
-    (multimodal) the JSON of each indexing fragment that renders, possibly none."""
+    """What the embedder embeds for the document, one text per embedding: its template rendered and
+    cut to its byte limit, or (multimodal) the JSON of each indexing fragment that renders, possibly
+    none."""
     source = template_config(config)
     if uses_fragments(source):
         return indexing_inputs(source, document)
-    return [render_text(index_uid, external_id, config, document, searchable)]
+    template = source.get("documentTemplate") or DEFAULT_TEMPLATE
+    try:
+        limit = source.get("documentTemplateMaxBytes", DEFAULT_MAX_BYTES)
+        return [render_document(template, document, limit, searchable)]
+    except TemplateError as error:
+        raise ApiError(
+            "vector_embedding_error",
+            f"Index `{index_uid}`: While rendering the document template for document `{external_id}`:"
+            f" {error.message}",
+        ) from None
 
 
 def inputs_hash(inputs: list[str]) -> bytes:
