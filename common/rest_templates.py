@@ -62,8 +62,8 @@ class RestTemplates:
     def batched(self) -> bool:
         return self.request.repeat is not None
 
-    def render(self, texts: Sequence[str]) -> Any:
-        """The request body for ``texts`` (one text unless batched)."""
+    def render(self, texts: Sequence[Any]) -> Any:
+        """The request body for ``texts`` (one unless batched; rendered fragments are JSON values)."""
         template = self.request
         if template.repeat is None:
             (text,) = texts

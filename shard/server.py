@@ -291,7 +291,7 @@ class ShardService(shard_pb2_grpc.ShardServicer):
         """A model's forward pass or a provider's answer: in a thread, off the event loop and the
         search thread."""
         query = orjson.loads(request.json)
-        args = (query["index"], query["embedder"], query["text"])
+        args = (query["index"], query["embedder"], query["text"], query.get("fragments"))
         try:
             vector = await asyncio.to_thread(self.store.embed_query, *args)
         except ApiError as error:

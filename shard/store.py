@@ -351,15 +351,19 @@ class ShardStore:
                 return []
             return sorted(load_fields(env, self.codec, txn, index_id).paths)
 
-    def embed_query(self, index_uid: str, embedder: str, text: str) -> list[float] | None:
+    def embed_query(
+        self, index_uid: str, embedder: str, text: str, fragments: dict[str, Any] | None = None
+    ) -> list[float] | None:
         """A semantic query's vector (``query_embedding.py``); None when this shard never held the
-        index. The embedding runs after the snapshot is closed: a provider may take seconds."""
+        index. ``fragments`` (``{"q", "media"}``): a search with ``media``, which a multimodal
+        embedder's search fragment renders (as does ``text`` alone for such an embedder). The
+        embedding runs after the snapshot is closed: a provider may take seconds."""
         with self._snapshot() as (env, txn):
             index_id = catalog.lookup(env, txn, index_uid)
             if index_id is None:
                 return None
             config = embedder_settings(load_settings(env, txn, index_id), embedder, "invalid_search_embedder")
-        return [float(value) for value in self.query_embeddings.embed(config, text)]
+        return [float(value) for value in self.query_embeddings.embed(config, text, fragments)]
 
     def document_vector(
         self,

@@ -29,6 +29,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+import orjson
 from sanic import Sanic
 
 from common.errors import ApiError
@@ -46,6 +47,10 @@ asks for: a document ranked moderately by both legs can pass one that a single l
 a page's first hits do not depend on ``limit`` up to this. Chosen on Cranfield with MiniLM (nDCG@10
 of the legs cut at 10 / 20 / 30 / 50 / 100 hits, semanticRatio 0.5: 0.405 / 0.409 / 0.416 / 0.418 /
 0.419); the shards rank and render this many hits per leg, whatever the page."""
+MEDIA_DISABLED = (
+    "passing `media` in a search query requires enabling the `multimodal` experimental feature."
+    " See https://github.com/orgs/meilisearch/discussions/846"
+)
 _EPSILON = 2.220446049250313e-16
 """Weighted scores closer than this are equal (float64's epsilon)."""
 
@@ -95,8 +100,13 @@ async def vector_query(app: Sanic, uid: str, params: dict[str, Any]) -> VectorQu
     vector = params.get("vector")
     if vector is None:
         text = params.get("q") or ""
+        media = params.get("media")
+        fragments = None
+        if media is not None:
+            app.ctx.features.require("multimodal", MEDIA_DISABLED)
+            fragments = {"q": params.get("q"), "media": media}
         try:
-            vector = await embed(app, uid, hybrid["embedder"], text)
+            vector = await embed(app, uid, hybrid["embedder"], text, fragments)
         except ApiError as error:
             if semantic_only or error.code != "vector_embedding_error":
                 raise
@@ -105,10 +115,18 @@ async def vector_query(app: Sanic, uid: str, params: dict[str, Any]) -> VectorQu
     return VectorQuery(vector, ratio, semantic_only, params.get("matchingStrategy") == "bm25")
 
 
-async def embed(app: Sanic, uid: str, embedder: str, text: str) -> list[float]:
-    """``text`` embedded by the index's embedder, on the shard ``text`` hashes to."""
+async def embed(
+    app: Sanic, uid: str, embedder: str, text: str, fragments: dict[str, Any] | None = None
+) -> list[float]:
+    """``text`` embedded by the index's embedder, on the shard ``text`` hashes to; ``fragments``
+    (``{"q", "media"}``, a search with ``media``) render the embedder's search fragment instead."""
     cluster = app.ctx.cluster
-    reply = await cluster.ask_shard(text, "Embed", {"index": uid, "embedder": embedder, "text": text}, 120)
+    query: dict[str, Any] = {"index": uid, "embedder": embedder, "text": text}
+    key = text
+    if fragments is not None:
+        query["fragments"] = fragments
+        key = orjson.dumps(fragments).decode()
+    reply = await cluster.ask_shard(key, "Embed", query, 120)
     if not reply["indexFound"]:
         # That shard never held the index: it has neither settings nor documents anywhere.
         await cluster.ask_scheduler("GetIndex", {"uid": uid})

@@ -15,6 +15,8 @@ class RemoteEmbedder(Embedder):
     url: str
     batch_size: int
     """Texts per request: 1 when the API or template takes a single text."""
+    probe = "test"
+    """What is embedded to learn the dimensions when they are not configured."""
 
     def _set_dimensions(self, configured: int | None) -> None:
         """``dimensions`` as configured, else asked of the server once, with one text."""
@@ -22,7 +24,7 @@ class RemoteEmbedder(Embedder):
             self.dimensions = int(configured)
             return
         try:
-            self.dimensions = as_matrix(self._request(["test"]), 1, None, self.url).shape[1]
+            self.dimensions = as_matrix(self._request([self.probe]), 1, None, self.url).shape[1]
         except EmbeddingError as error:
             raise EmbeddingError(
                 "could not determine model dimensions:\n"

@@ -17,6 +17,7 @@ import numpy as np
 import orjson
 
 from shard.embedding import EmbeddingError, embedder_for
+from shard.embedding.fragments import search_input, uses_fragments
 
 _NOT_SHAPING: Final = frozenset(
     {"documentTemplate", "documentTemplateMaxBytes", "distribution", "binaryQuantized", "indexingFragments"}
@@ -71,8 +72,14 @@ class QueryEmbeddings:
         self.hits = 0
         self.misses = 0
 
-    def embed(self, config: dict[str, Any], text: str) -> np.ndarray:
-        """``text`` embedded by ``config``'s search side; raises the contract's errors."""
+    def embed(self, config: dict[str, Any], text: str, fragments: dict[str, Any] | None = None) -> np.ndarray:
+        """``text`` embedded by ``config``'s search side; raises the contract's errors. A multimodal
+        embedder embeds its search fragment that renders for ``text`` as ``q``, or for ``fragments``
+        (``{"q", "media"}``, a search with ``media``), cached under the fragment's JSON."""
+        if fragments is not None:
+            text = search_input(config, fragments.get("q"), fragments.get("media"))
+        elif uses_fragments(config):
+            text = search_input(config, text, None)
         if config.get("source") == "userProvided":
             raise user_provided_error(text)
         key = cache_key(config)

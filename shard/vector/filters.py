@@ -5,7 +5,8 @@
 - ``.userProvided``: documents whose ``e`` embeddings are user-provided (``regenerate: false``, an
   opt-out with ``null`` included); ``.regenerate``: the others; ``.documentTemplate``: those generated
   from the document template (not user-provided, and ``e`` generates);
-- ``.fragments.<name>``: nothing (no multimodal fragments are embedded).
+- ``.fragments.<name>``: nothing yet (an entry does not record which fragment each embedding came
+  from, so this filter is not implemented).
 
 The entries are read in the caller's transaction, so a delete by filter sees the batch's earlier
 writes. One scan of the embedder's entries' headers: the filter is rare and experimental.

@@ -10,8 +10,10 @@ Per document and embedder (search.md §6.11, §1.6):
 - not given, ``userProvided`` source: the stored embeddings are kept; a new document without them
   fails its task (``vector_embedding_error``), as the reference does.
 - not given, generated source: user-provided embeddings are kept; otherwise the ``documentTemplate``
-  is rendered (cut to ``documentTemplateMaxBytes``) and embedded only when its hash differs from the
-  stored one. Texts are embedded per embedder for the whole operation in one call.
+  is rendered (cut to ``documentTemplateMaxBytes``), or for a multimodal embedder each indexing
+  fragment (one embedding per fragment that renders, ``shard/embedding/fragments.py``), and embedded
+  only when the hash of what rendered differs from the stored one. Texts are embedded per embedder
+  for the whole operation in one call.
 
 ``_vectors`` entries naming an embedder leave the stored document (they live in the vector tables);
 others stay in it as before.
@@ -29,6 +31,7 @@ import orjson
 from common.document_template import DEFAULT_MAX_BYTES, DEFAULT_TEMPLATE, TemplateError, render_document
 from common.documents.projection import VECTORS
 from common.errors import ApiError
+from shard.embedding.fragments import indexing_inputs, uses_fragments
 from shard.index.env import decode_u32, external_key
 from shard.index.settings import load_settings, searchable_attributes
 from shard.vector.embedders import USER_PROVIDED
@@ -83,8 +86,9 @@ class _Planner:
         self.embedders = writer.embedders(index_id)
         self.searchable = searchable_names(load_settings(writer.env, writer.txn, index_id))
         self.texts: dict[str, list[str]] = {}
-        self.targets: dict[str, list[tuple[Planned, bytes]]] = {}
-        """Per embedder, the texts to embed and the planned documents (with hashes) they are for."""
+        self.targets: dict[str, list[tuple[Planned, bytes, int]]] = {}
+        """Per embedder, the texts to embed and the planned documents (with hashes and their number of
+        texts) they are for."""
 
     def plan(self, documents: Iterable[Sequence[Any]], merge: bool) -> list[Planned]:
         planned: list[Planned] = []
@@ -107,8 +111,10 @@ class _Planner:
             planned.append(item)
         for name, texts in self.texts.items():
             vectors = self.embedding.embed(self.index_uid, name, self.embedders[name], texts)
-            for (item, hashed), vector in zip(self.targets[name], vectors, strict=True):
-                item.entries[name] = Entry(np.asarray(vector, dtype=np.float32).reshape(1, -1), False, hashed)
+            targets = self.targets[name]
+            blocks = split_rows(vectors, [count for _, _, count in targets])
+            for (item, hashed, _), rows in zip(targets, blocks, strict=True):
+                item.entries[name] = Entry(rows, False, hashed)
         return planned
 
     def _plan_one(
@@ -132,7 +138,7 @@ class _Planner:
             user = not regenerate
             hashed = NO_HASH
             if not user and source != USER_PROVIDED:  # kept until the document's text changes
-                hashed = text_hash(self._render(item, config, final))
+                hashed = inputs_hash(self._inputs(item, config, final))
             item.entries[name] = Entry(rows, user, hashed)
             item.states[name] = (hashed, user)
             return
@@ -150,16 +156,16 @@ class _Planner:
         elif stored is not None and stored[1] and not asked:
             item.states[name] = stored  # user-provided embeddings stay until the document says otherwise
             return
-        text = self._render(item, config, final)
-        hashed = text_hash(text)
+        inputs = self._inputs(item, config, final)
+        hashed = inputs_hash(inputs)
         item.states[name] = (hashed, False)
         if stored is not None and stored[0] == hashed and not stored[1]:
             return
-        self.texts.setdefault(name, []).append(text)
-        self.targets.setdefault(name, []).append((item, hashed))
+        self.texts.setdefault(name, []).extend(inputs)
+        self.targets.setdefault(name, []).append((item, hashed, len(inputs)))
 
-    def _render(self, item: Planned, config: dict[str, Any], document: dict[str, Any]) -> str:
-        return render_text(self.index_uid, item.external_id, config, document, self.searchable)
+    def _inputs(self, item: Planned, config: dict[str, Any], document: dict[str, Any]) -> list[str]:
+        return document_inputs(self.index_uid, item.external_id, config, document, self.searchable)
 
     def _stored(self, doc_id: int | None, name: str) -> tuple[bytes, bool] | None:
         """(text hash, user-provided) of the document's stored entry; None when it has none."""
@@ -239,25 +245,42 @@ def template_config(config: dict[str, Any]) -> dict[str, Any]:
     return nested if config.get("source") == "composite" and isinstance(nested, dict) else config
 
 
-def render_text(
+def document_inputs(
     index_uid: str,
     external_id: str,
     config: dict[str, Any],
     document: dict[str, Any],
     searchable: Callable[[str], bool] | None,
-) -> str:
-    """What the embedder embeds for the document: its template rendered, cut to its byte limit."""
+) -> list[str]:
+    """What the embedder embeds for the document, one text per embedding: its template rendered and
+    cut to its byte limit, or (multimodal) the JSON of each indexing fragment that renders, possibly
+    none."""
     source = template_config(config)
+    if uses_fragments(source):
+        return indexing_inputs(source, document)
     template = source.get("documentTemplate") or DEFAULT_TEMPLATE
     try:
         limit = source.get("documentTemplateMaxBytes", DEFAULT_MAX_BYTES)
-        return render_document(template, document, limit, searchable)
+        return [render_document(template, document, limit, searchable)]
     except TemplateError as error:
         raise ApiError(
             "vector_embedding_error",
             f"Index `{index_uid}`: While rendering the document template for document `{external_id}`:"
             f" {error.message}",
         ) from None
+
+
+def inputs_hash(inputs: list[str]) -> bytes:
+    """The stored hash of a document's inputs: a template's text hashes as itself, so the hashes of
+    documents embedded before fragments existed still match."""
+    return text_hash("\0".join(inputs))
+
+
+def split_rows(vectors: np.ndarray, counts: list[int]) -> list[np.ndarray]:
+    """float32 ``(count, d)`` blocks of ``vectors``, one per document, in order."""
+    rows = np.asarray(vectors, dtype=np.float32)
+    bounds = np.cumsum(counts)[:-1]
+    return list(np.split(rows, bounds)) if counts else []
 
 
 def searchable_names(settings: dict[str, Any]) -> Callable[[str], bool] | None:

@@ -6,8 +6,8 @@
 - a change of what shapes embeddings (``regeneration_key``: source, model, revision, pooling, url,
   request, OpenAI dimensions) regenerates every embedding that is not user-provided (a switch to
   ``userProvided`` drops them, as nothing can regenerate them);
-- a change of ``documentTemplate`` / ``documentTemplateMaxBytes`` re-embeds only the documents whose
-  rendered text changed;
+- a change of ``documentTemplate`` / ``documentTemplateMaxBytes`` / ``indexingFragments`` re-embeds
+  only the documents whose rendered text (or fragments) changed;
 - turning ``binaryQuantized`` on rewrites the stored embeddings as sign bits;
 - changed ``dimensions`` start the space again (user-provided vectors of the old size are dropped).
 
@@ -28,11 +28,18 @@ from common.errors import ApiError, index_prefix
 from shard.index.blocks import iter_values
 from shard.index.settings import Settings
 from shard.vector.embedders import LOCAL, USER_PROVIDED, regeneration_key
-from shard.vector.ingest import Embedding, render_text, searchable_names, template_config
-from shard.vector.storage import Entry, decode_entry, iter_entries, text_hash
+from shard.vector.ingest import (
+    Embedding,
+    document_inputs,
+    inputs_hash,
+    searchable_names,
+    split_rows,
+    template_config,
+)
+from shard.vector.storage import Entry, decode_entry, iter_entries
 from shard.vector.writer import VectorWriter
 
-_TEMPLATE_FIELDS = ("documentTemplate", "documentTemplateMaxBytes")
+_TEMPLATE_FIELDS = ("documentTemplate", "documentTemplateMaxBytes", "indexingFragments")
 
 
 @dataclass
@@ -113,7 +120,7 @@ def _embed_documents(
     ctx.documents.flush()
     searchable = searchable_names(settings)
     texts: dict[str, list[str]] = {name: [] for name in regenerate}
-    targets: dict[str, list[tuple[int, bytes]]] = {name: [] for name in regenerate}
+    targets: dict[str, list[tuple[int, bytes, int]]] = {name: [] for name in regenerate}
     for doc_id, value in iter_values(ctx.txn, ctx.env.documents, ctx.codec, index_id):
         ctx.tick()
         document = orjson.loads(value)
@@ -121,18 +128,19 @@ def _embed_documents(
             stored = writer.stored_header((index_id, name), doc_id)
             if stored is not None and stored[1]:
                 continue  # user-provided: kept
-            text = render_text(index_uid, str(doc_id), embedders[name], document, searchable)
-            hashed = text_hash(text)
+            inputs = document_inputs(index_uid, str(doc_id), embedders[name], document, searchable)
+            hashed = inputs_hash(inputs)
             if not everything and stored is not None and stored[0] == hashed:
                 continue
-            texts[name].append(text)
-            targets[name].append((doc_id, hashed))
+            texts[name].extend(inputs)
+            targets[name].append((doc_id, hashed, len(inputs)))
     for name, pending in texts.items():
-        if not pending:
+        if not targets[name]:
             continue
         vectors = embedding.embed(index_uid, name, embedders[name], pending)
-        for (doc_id, hashed), vector in zip(targets[name], vectors, strict=True):
-            change.entries.append((name, doc_id, Entry(vector.reshape(1, -1), False, hashed)))
+        counts = [target[2] for target in targets[name]]
+        for (doc_id, hashed, _), rows in zip(targets[name], split_rows(vectors, counts), strict=True):
+            change.entries.append((name, doc_id, Entry(rows, False, hashed)))
 
 
 def _restart(writer: VectorWriter, index_id: int, name: str, change: EmbedderChange, keep: str) -> None:
