@@ -64,29 +64,34 @@ class Bounds:
         self.maxima = [weight * (K1 + 1) for weight in scorer.idf]
         """Per term, its part of any bound: BM25 saturates below ``idf * (K1 + 1)``."""
         self._postings: dict[str, list[_Field]] = {}
-        self._term_docs: list[BitMap] | None = None
+        self._term_docs: dict[int, BitMap] = {}
         self._known = BitMap()
         self._values = np.zeros(self.size)
 
-    def term_docs(self) -> list[BitMap]:
-        """Per term, every document whose bound it adds to: those its derivations match, and those
+    def term_docs(self, term: int) -> BitMap:
+        """Every document whose bound ``term`` adds to: those its derivations match, and those
         holding a word they list in a ranked field."""
-        if self._term_docs is None:
+        found = self._term_docs.get(term)
+        if found is None:
             scorer = self.scorer
-            found = [BitMap() for _ in scorer.idf]
+            found = self._term_docs[term] = BitMap()
             for number, derivation in enumerate(scorer.derivations):
-                docs = scorer.coverage.sets(number).all()
+                if not derivation.first <= term <= derivation.last:
+                    continue
+                found |= scorer.coverage.sets(number).all()
                 listed = _listed(derivation)
                 if listed is not None:
-                    docs = BitMap.union(docs, *(self._anywhere(word) for word in listed))
-                    docs |= BitMap.union(BitMap(), *(self._holding(words) for words, _ in derivation.phrases))
-                for term in range(derivation.first, derivation.last + 1):
-                    found[term] |= docs
-            self._term_docs = found
-        return self._term_docs
+                    phrases = (self._holding(words) for words, _ in derivation.phrases)
+                    found |= BitMap.union(BitMap(), *(self._anywhere(word) for word in listed), *phrases)
+        return found
 
     def of(self, within: BitMap) -> Floats:
         """The bounds of ``within``'s documents, in id order (each computed once per query)."""
+        if not self._known:
+            computed = self._compute(within)
+            self._values[ids_of(within)] = computed
+            self._known = BitMap(within)
+            return computed
         missing = within - self._known
         if missing:
             self._values[ids_of(missing)] = self._compute(missing)

@@ -83,15 +83,12 @@ class BoundOrder:
         return np.concatenate((self._ids, ids_of(self.unbounded)))
 
     def _take(self) -> None:
-        """Computes the bounds of the unbounded candidates holding the next term (all of them once
-        no term is left)."""
+        """Computes the bounds of the unbounded candidates holding the next term (all of them from
+        the last term on: those holding no term have a bound too, nothing)."""
         untaken = [term for term in self._terms if term not in self._taken]
-        if untaken:
-            term = untaken[0]
-            self._taken.add(term)
-            docs = self.unbounded & self.bounds.term_docs()[term]
-        else:
-            docs = self.unbounded
+        self._taken.update(untaken[:1])
+        last = len(untaken) <= 1
+        docs = self.unbounded if last else self.unbounded & self.bounds.term_docs(untaken[0])
         self.unbounded = self.unbounded - docs
         self.ceiling = self._ceiling()
         if docs:
