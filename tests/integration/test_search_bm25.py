@@ -478,3 +478,39 @@ def test_the_best_documents_are_scored_first_past_the_record_budget(cluster: Run
         5000,
         5001,
     }
+
+
+def _skewed_documents(count: int = 900, seed: int = 8) -> list[dict[str, Any]]:
+    """Words from common to rare, each any number of times, in fields of any length: a document
+    holding only common words may still outscore one holding a rare word once in a long field."""
+    rng = random.Random(seed)
+    docs = []
+    for number in range(count):
+        words = [rng.choice(FILLER) for _ in range(rng.randint(0, 40))]
+        for word, chance in zip(WORDS[:5], (0.7, 0.4, 0.2, 0.1, 0.03), strict=True):
+            if rng.random() < chance:
+                words += [word] * rng.randint(1, 4)
+        rng.shuffle(words)
+        cut = rng.randint(1, min(5, len(words))) if words else 0
+        docs.append({"id": number, "title": " ".join(words[:cut]), "body": " ".join(words[cut:])})
+    return docs
+
+
+@pytest.mark.parametrize("shards", [1, 3])
+def test_a_page_is_the_head_of_the_whole_ranking(
+    clusters: tuple[RunningCluster, RunningCluster], shards: int
+) -> None:
+    """A page bounds only the documents holding its rarest terms until the others' largest parts
+    cannot reach the page (``bm25_order.py``); a limit past every candidate scores them all, and
+    must give them best score first. The pages must be the head of that whole ranking."""
+    running = clusters[0] if shards == 1 else clusters[1]
+    make_index(running, "skewed", _skewed_documents(), {"searchableAttributes": ["title", "body"]})
+    for q in ("river stone", "shadow river", "north light", "stone shadow light", "river north stone light"):
+        answer = search(running, "skewed", q=q, limit=1000, showRankingScore=True, **BM25)
+        whole = answer["hits"]
+        assert len(whole) == answer["estimatedTotalHits"] > 30, q
+        scores = [hit["_rankingScore"] for hit in whole]
+        assert scores == sorted(scores, reverse=True), q
+        for offset, limit in ((0, 5), (0, 20), (20, 10)):
+            page = search(running, "skewed", q=q, offset=offset, limit=limit, showRankingScore=True, **BM25)
+            assert page["hits"] == whole[offset : offset + limit], (q, offset, limit)

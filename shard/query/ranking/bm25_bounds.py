@@ -9,19 +9,24 @@ and for each the impacts table says how many times at most it stands in each fie
 how long at least each field is; the bound adds them up as if no two matches shared a place. An n-gram's
 words count for each term they join. Only a prefix standing for too many words to read leaves its
 documents at the term's saturated weight, the only bound postings gave before. A phrase (split word,
-synonym, quoted phrase) counts where its first word stands, in the documents its check found (as
-the saturated bound did, a document the check did not reach is not credited with it).
+synonym, quoted phrase) counts where its first word stands, in the documents holding all its words
+(not only those its check found, which the check's budget may cut: a record scored may hold it).
+
+The bounds are computed for the documents asked only (``Bounds.of``): ``bm25_order.py`` asks for those
+holding the rarest terms first, since the others are bounded by the other terms' largest parts.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
+import numpy.typing as npt
 from pyroaring import BitMap
 
 from shard.index.impacts import field_lengths, word_frequencies
 from shard.index.postings import term_docs_by_field
 from shard.index.read_cache import FIELD_LENGTHS
-from shard.query.context import SearchContext
 from shard.query.derivations import STEM_COST, Derivations, WordMatch
 from shard.query.ranking.bm25 import (
     K1,
@@ -43,46 +48,173 @@ saturated (reading a thousand words' frequencies would cost more than the record
 _SLACK = 1 + 1e-9
 """The bound and the score add the same terms in another order: floating point must not put the
 bound a hair under the score."""
+IdArray = npt.NDArray[np.uint32]
 
 
-def upper_bounds(scorer: Bm25Scorer) -> Floats:
-    """Per internal id: an upper bound of the score."""
-    ctx = scorer.ctx
-    size = (ctx.state.live.max() + 1) if ctx.state.live else 0
-    terms = len(scorer.idf)
-    frequencies = [np.zeros(size) for _ in range(terms)]
-    saturated = [BitMap() for _ in range(terms)]
-    norms = _Norms(scorer, size)
-    for number, derivation in enumerate(scorer.derivations):
-        sets = scorer.coverage.sets(number)
-        span = range(derivation.first, derivation.last + 1)
-        listed = _listed(derivation)
-        if listed is None:
-            for term in span:
-                saturated[term] |= sets.all()
-            continue
-        # An n-gram's word stands for every term it joins.
-        found = frequencies[derivation.first] if len(span) == 1 else np.zeros(size)
-        for word, match in listed.items():
-            _add_word(ctx, norms, found, word, match_weight(match))
-        for words, match in derivation.phrases:
-            # A phrase stands where its first word does, in the documents its check found.
-            lead = next(word for word in words if word is not None)
-            _add_word(ctx, norms, found, lead, match_weight(match), sets.all())
-        if len(span) > 1:
-            for term in span:
-                frequencies[term] += found
-    upper = np.zeros(size)
-    present = []
-    for term, weight in enumerate(scorer.idf):
-        frequency = frequencies[term]
-        term_upper = weight * (K1 + 1) * frequency / (K1 + frequency)
-        term_upper[ids_of(saturated[term])] = weight * (K1 + 1)
-        present.append(term_upper > 0)
-        upper += term_upper
-    for first, second, bonus in scorer.pairs:
-        upper += (present[first] & present[second]) * bonus
-    return upper * _SLACK
+class Bounds:
+    """One query's per-document bounds, computed for the documents asked only (``of``), and for each
+    term the documents whose bound it may add to (``term_docs``) with its largest possible part
+    (``maxima``): a document outside a term's documents is bounded without reading its postings."""
+
+    def __init__(self, scorer: Bm25Scorer) -> None:
+        self.scorer = scorer
+        ctx = scorer.ctx
+        self.size = (ctx.state.live.max() + 1) if ctx.state.live else 0
+        self.norms = _Norms(scorer, self.size)
+        self.maxima = [weight * (K1 + 1) for weight in scorer.idf]
+        """Per term, its part of any bound: BM25 saturates below ``idf * (K1 + 1)``."""
+        self._postings: dict[str, list[_Field]] = {}
+        self._term_docs: dict[int, BitMap] = {}
+        self._known = BitMap()
+        self._values = np.zeros(self.size)
+
+    def term_docs(self, term: int) -> BitMap:
+        """Every document whose bound ``term`` adds to: those its derivations match, and those
+        holding a word they list in a ranked field."""
+        found = self._term_docs.get(term)
+        if found is None:
+            scorer = self.scorer
+            found = self._term_docs[term] = BitMap()
+            for number, derivation in enumerate(scorer.derivations):
+                if not derivation.first <= term <= derivation.last:
+                    continue
+                found |= scorer.coverage.sets(number).all()
+                listed = _listed(derivation)
+                if listed is not None:
+                    phrases = (self._holding(words) for words, _ in derivation.phrases)
+                    found |= BitMap.union(BitMap(), *(self._anywhere(word) for word in listed), *phrases)
+        return found
+
+    def of(self, within: BitMap) -> Floats:
+        """The bounds of ``within``'s documents, in id order (each computed once per query)."""
+        if not self._known:
+            computed = self._compute(within)
+            self._values[ids_of(within)] = computed
+            self._known = BitMap(within)
+            return computed
+        missing = within - self._known
+        if missing:
+            self._values[ids_of(missing)] = self._compute(missing)
+            self._known |= missing
+        found: Floats = self._values[ids_of(within)]
+        return found
+
+    def _compute(self, within: BitMap) -> Floats:
+        """The bounds of ``within``'s documents, in id order: per document, the same sums in the same
+        order whatever other documents are computed with it."""
+        scorer = self.scorer
+        ids = ids_of(within)
+        slots = _Slots(ids, self.size)
+        terms = len(scorer.idf)
+        frequencies = [np.zeros(slots.length) for _ in range(terms)]
+        saturated = [BitMap() for _ in range(terms)]
+        for number, derivation in enumerate(scorer.derivations):
+            sets = scorer.coverage.sets(number)
+            span = range(derivation.first, derivation.last + 1)
+            listed = _listed(derivation)
+            if listed is None:
+                for term in span:
+                    saturated[term] |= sets.all() & within
+                continue
+            # An n-gram's word stands for every term it joins.
+            found = frequencies[derivation.first] if len(span) == 1 else np.zeros(slots.length)
+            for word, match in listed.items():
+                self._add_word(slots, found, word, match_weight(match), within)
+            for words, match in derivation.phrases:
+                # A phrase stands where its first word does, in the documents holding all its words.
+                lead = next(word for word in words if word is not None)
+                self._add_word(slots, found, lead, match_weight(match), self._holding(words) & within)
+            if len(span) > 1:
+                for term in span:
+                    frequencies[term] += found
+        upper = np.zeros(len(ids))
+        present = []
+        for term, weight in enumerate(scorer.idf):
+            frequency = slots.values(frequencies[term])
+            term_upper = weight * (K1 + 1) * frequency / (K1 + frequency)
+            if saturated[term]:
+                term_upper[_positions(ids, saturated[term])] = weight * (K1 + 1)
+            present.append(term_upper > 0)
+            upper += term_upper
+        for first, second, bonus in scorer.pairs:
+            upper += (present[first] & present[second]) * bonus
+        bounds: Floats = upper * _SLACK
+        return bounds
+
+    def _word(self, word: str) -> list[_Field]:
+        """The word's documents per ranked field, with their frequency classes (read once per query)."""
+        fields = self._postings.get(word)
+        if fields is None:
+            ctx = self.scorer.ctx
+            fields = self._postings[word] = []
+            by_field = term_docs_by_field(ctx.txn, ctx.env.words, ctx.index_id, word)
+            if by_field:
+                repeated = word_frequencies(ctx.txn, ctx.env.impacts, ctx.index_id, word)
+                for field_id, docs in by_field.items():
+                    rank = self.norms.rank(field_id)
+                    if rank is not None:
+                        fields.append(_Field(rank, docs, repeated.get(field_id, [])))
+        return fields
+
+    def _holding(self, words: tuple[str | None, ...]) -> BitMap:
+        """The documents holding every word of a phrase (in ranked fields): wherever it may stand,
+        checked or not."""
+        each = [self._anywhere(word) for word in words if word is not None]
+        return BitMap.intersection(*each) if len(each) > 1 else each[0]
+
+    def _anywhere(self, word: str) -> BitMap:
+        """The documents holding ``word`` in a ranked field."""
+        return BitMap.union(BitMap(), *(entry.docs for entry in self._word(word)))
+
+    def _add_word(self, slots: _Slots, frequency: Floats, word: str, weight: float, within: BitMap) -> None:
+        """Adds the word's weighted occurrences bound, field by field, to ``frequency`` (in ``slots``,
+        the documents ``within``)."""
+        norms = self.norms
+        for entry in self._word(word):
+            docs = entry.docs & within
+            if docs:
+                ids = ids_of(docs)
+                frequency[slots.of(ids)] += weight * norms.at(entry.rank, ids)
+            for most, more in entry.repeated:
+                docs = more & within
+                if docs:
+                    ids = ids_of(docs)
+                    frequency[slots.of(ids)] += weight * (most - 1) * norms.at(entry.rank, ids)
+
+
+@dataclass(frozen=True)
+class _Field:
+    """A word's documents in one field, of its ``searchableAttributes`` rank, and those holding it
+    several times by frequency class (at most this many occurrences, documents)."""
+
+    rank: int
+    docs: BitMap
+    repeated: list[tuple[int, BitMap]]
+
+
+class _Slots:
+    """Where the documents being bounded keep their sums: at their ids in arrays as long as the
+    shard's ids when they are many (no lookup), packed in id order when few (a binary search each)."""
+
+    def __init__(self, ids: IdArray, size: int) -> None:
+        self.ids = ids
+        self.dense = len(ids) * 8 > size
+        self.length = size if self.dense else len(ids)
+
+    def of(self, ids: IdArray) -> npt.NDArray[np.intp] | IdArray:
+        """The slots of ``ids``, a subset of the documents."""
+        return ids if self.dense else np.searchsorted(self.ids, ids)
+
+    def values(self, sums: Floats) -> Floats:
+        """``sums`` in the documents' id order."""
+        found: Floats = sums[self.ids] if self.dense else sums
+        return found
+
+
+def _positions(ids: IdArray, docs: BitMap) -> npt.NDArray[np.intp]:
+    """Where ``docs`` (a subset of ``ids``, both ascending) stand in ``ids``."""
+    positions: npt.NDArray[np.intp] = np.searchsorted(ids, ids_of(docs))
+    return positions
 
 
 def estimates(scorer: Bm25Scorer) -> Floats:
@@ -121,31 +253,6 @@ def _listed(derivation: Derivations) -> dict[str, WordMatch] | None:
     return listed if len(listed) <= LISTED_WORDS_LIMIT else None
 
 
-def _add_word(
-    ctx: SearchContext,
-    norms: _Norms,
-    frequency: Floats,
-    word: str,
-    weight: float,
-    within: BitMap | None = None,
-) -> None:
-    """Adds the word's weighted occurrences bound, field by field, to ``frequency`` (only in the
-    documents ``within``, when given)."""
-    by_field = term_docs_by_field(ctx.txn, ctx.env.words, ctx.index_id, word)
-    if not by_field:
-        return
-    repeated = word_frequencies(ctx.txn, ctx.env.impacts, ctx.index_id, word)
-    for field_id, docs in by_field.items():
-        rank = norms.rank(field_id)
-        if rank is None:
-            continue
-        ids = ids_of(docs if within is None else docs & within)
-        frequency[ids] += weight * norms.at(rank, ids)
-        for most, more in repeated.get(field_id, ()):
-            ids = ids_of(more if within is None else more & within)
-            frequency[ids] += weight * (most - 1) * norms.at(rank, ids)
-
-
 class _Norms:
     """Each ``searchableAttributes`` rank's length norm at its bound: the rank's words in a document
     are at least the sum of its allowed fields' length classes."""
@@ -159,18 +266,26 @@ class _Norms:
             for field_id in range(len(ctx.state.field_names))
             if allowed is None or field_id in allowed
         }
-        key = (FIELD_LENGTHS, ctx.index_id, (size, tuple(sorted(self.ranks.items())), ranks))
-        self.shortest = ctx.cached(key, lambda: self._shortest(size, ranks), lambda found: size * 8 * ranks)
-        self.weights = scorer.rank_weights
-        self.average = scorer.average
+        fields = (size, tuple(sorted(self.ranks.items())), ranks)
+        shortest = ctx.cached(
+            (FIELD_LENGTHS, ctx.index_id, fields),
+            lambda: self._shortest(size, ranks),
+            lambda found: size * 8 * ranks,
+        )
+        # The averages are the index's, the same from one query to the next until a batch.
+        weights, average = scorer.rank_weights, scorer.average
+        self.norms: list[Floats] = ctx.cached(
+            (FIELD_LENGTHS, ctx.index_id, (fields, tuple(weights), tuple(average))),
+            lambda: [weights[rank] / (1 - B + B * shortest[rank] / average[rank]) for rank in range(ranks)],
+            lambda found: size * 8 * ranks,
+        )
 
     def rank(self, field_id: int) -> int | None:
         return self.ranks.get(field_id)
 
     def at(self, rank: int, ids: np.ndarray) -> Floats:
         """The norm's bound for documents ``ids``."""
-        shortest = self.shortest[rank][ids]
-        norm: Floats = self.weights[rank] / (1 - B + B * shortest / self.average[rank])
+        norm: Floats = self.norms[rank][ids]
         return norm
 
     def _shortest(self, size: int, ranks: int) -> list[np.ndarray]:

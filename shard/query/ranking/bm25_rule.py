@@ -16,20 +16,21 @@ other rules have it) or the cutoff, the documents not scored yet rank by their e
 from __future__ import annotations
 
 import heapq
+import math
 import time
 from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
-import numpy.typing as npt
 from pyroaring import BitMap
 
 from shard.index.settings import displayed_attributes
 from shard.query.context import SearchContext
 from shard.query.derivations import Derivations
 from shard.query.parse import MAX_TERMS, ParsedQuery
-from shard.query.ranking.bm25 import Bm25Scorer, Bm25Stats, Floats, local_stats, rank_words
-from shard.query.ranking.bm25_bounds import estimates, upper_bounds
+from shard.query.ranking.bm25 import Bm25Scorer, Bm25Stats, local_stats, rank_words
+from shard.query.ranking.bm25_bounds import Bounds, IdArray, estimates
+from shard.query.ranking.bm25_order import BoundOrder
 from shard.query.ranking.bucket_sort import Ranker, RankingOutcome
 from shard.query.ranking.coverage import Kept
 from shard.query.ranking.rules import DEFAULT_RULES, Bucket, Rule
@@ -42,26 +43,6 @@ SCALE = 10**12
 """A score's resolution in its rank step (the merge key compares ``rank / SCALE``)."""
 _BATCH = 32
 """Documents scored between two checks of the bound."""
-_FIRST_CHUNK = 256
-"""Candidates put in bound order first (``_by_bound``); each next chunk is 8 times larger."""
-
-
-def _by_bound(ids: npt.NDArray[np.uint32], bounds: Floats) -> Iterator[tuple[list[int], list[float]]]:
-    """The candidates (``ids`` ascending) and their bounds, highest bound first and ties in id order,
-    a chunk at a time: a page scores a few hundred of a common word's hundred thousand candidates,
-    and sorting them all cost more than scoring those."""
-    size = _FIRST_CHUNK
-    while len(ids):
-        if len(ids) > size:
-            least = np.partition(bounds, len(bounds) - size)[len(bounds) - size]
-            taken = bounds >= least
-        else:
-            taken = np.ones(len(ids), dtype=bool)
-        chunk, chunk_bounds = ids[taken], bounds[taken]
-        by_bound = np.argsort(-chunk_bounds, kind="stable")
-        yield chunk[by_bound].tolist(), chunk_bounds[by_bound].tolist()
-        ids, bounds = ids[~taken], bounds[~taken]
-        size *= 8
 
 
 def term_limit(strategy: str) -> int | None:
@@ -83,7 +64,7 @@ class Bm25Rule:
         gateway sent without its first round)."""
         self._stats = stats
         self._scorer: Bm25Scorer | None = None
-        self._upper: Floats | None = None
+        self._bounds: Bounds | None = None
 
     def scorer(self, ranker: Ranker) -> Bm25Scorer:
         if self._scorer is None:
@@ -106,17 +87,12 @@ class Bm25Rule:
         once and every other one is scored before the first bucket (within the budget), so the
         count does not depend on how far the page explored, nor on the shard count."""
         scorer = self.scorer(ranker)
-        if self._upper is None:
-            self._upper = upper_bounds(scorer)
-        upper = self._upper
-        ids = np.frombuffer(docs.to_array(), dtype=np.uint32) if docs else np.zeros(0, dtype=np.uint32)
-        bounds = upper[ids]
+        if self._bounds is None:
+            self._bounds = Bounds(scorer)
+        candidates = BoundOrder(self._bounds, docs)
         threshold = ranker.threshold
         if threshold is not None:
-            reachable = bounds / (bounds + scorer.half) >= threshold
-            ranker.dropped |= BitMap(ids[~reachable].tolist())
-            ids, bounds = ids[reachable], bounds[reachable]
-        pending = _by_bound(ids, bounds)
+            ranker.dropped |= candidates.drop_unreachable(threshold, scorer.half)
         order: list[int] = []
         tops: list[float] = []
         heap: list[tuple[float, int]] = []
@@ -124,7 +100,7 @@ class Bm25Rule:
         scored = position = 0
         while True:
             if position == len(order):
-                order, tops = next(pending, ([], []))
+                order, tops = candidates.next_chunk()
                 position = 0
                 if not order and not heap:
                     return
@@ -138,13 +114,9 @@ class Bm25Rule:
                 yield Bucket(group, self.rank(ranker, best), kept, typos)
                 continue
             if (budget is not None and scored >= budget) or time.monotonic() > ranker.deadline:
-                # The rest rank by their estimates, among the scores already known.
-                estimate = estimates(scorer)
-                for rest in (order[position:], *(chunk for chunk, _ in pending)):
-                    for doc_id, value in zip(rest, estimate[rest].tolist(), strict=True):
-                        heapq.heappush(heap, (-value, doc_id))
-                order, tops, position = [], [], 0
-                continue
+                rest = np.concatenate((np.array(order[position:], dtype=np.uint32), candidates.remaining()))
+                yield from self._estimated(ranker, heap, rest, kept, typos)
+                return
             batch = order[position : position + _BATCH]
             position += len(batch)
             scored += len(batch)
@@ -154,6 +126,23 @@ class Bm25Rule:
                     ranker.dropped.add(doc_id)
                 else:
                     heapq.heappush(heap, (-raw, doc_id))
+
+    def _estimated(
+        self, ranker: Ranker, heap: list[tuple[float, int]], rest: IdArray, kept: Kept, typos: int | None
+    ) -> Iterator[Bucket]:
+        """Past the budget or the cutoff: the documents not scored (``rest``) rank by their estimates,
+        among the scores already known, equal values in one bucket."""
+        values = estimates(self.scorer(ranker))[rest]
+        while heap or len(rest):
+            best = max(-heap[0][0] if heap else -math.inf, float(values.max()) if len(rest) else -math.inf)
+            group = BitMap()
+            while heap and -heap[0][0] == best:
+                group.add(heapq.heappop(heap)[1])
+            same = values == best
+            if same.any():
+                group |= BitMap(rest[same].tolist())
+                rest, values = rest[~same], values[~same]
+            yield Bucket(group, self.rank(ranker, best), kept, typos)
 
     def floor(self, ranker: Ranker, kept: Kept) -> Rank:
         return Rank(self.name, ((0, SCALE),))
