@@ -68,6 +68,7 @@ def test_every_option_has_its_default(cwd: Path) -> None:
         "max_indexing_memory": 8 * GIB,
         "max_indexing_threads": 4,
         "read_cache_size": 3 * GIB // 2,
+        "result_cache_size": 64 * 1024**2,
         "task_webhook_url": None,
         "task_webhook_authorization_header": None,
         "task_webhook_signing_secret": None,
