@@ -66,7 +66,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         upgrade = config.experimental_dumpless_upgrade
         results_budget = config.result_cache_size // config.shards
         _run_async(
-            serve_shard(layout, shard_id, cache_budget, config.shards, embedding_cache, upgrade, results_budget)
+            serve_shard(
+                layout, shard_id, cache_budget, config.shards, embedding_cache, upgrade, results_budget
+            )
         )
     else:
         from scheduler.process import serve as serve_scheduler
