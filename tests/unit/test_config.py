@@ -140,6 +140,11 @@ def test_machine_dependent_defaults_follow_the_machine(cwd: Path) -> None:
     assert config.read_cache_size == 12 * GIB
 
 
+def test_result_cache_size_takes_units_and_zero(cwd: Path) -> None:
+    assert load(cwd, "--result-cache-size", "0").config.result_cache_size == 0
+    assert load(cwd, env={"SEARCH_RESULT_CACHE_SIZE": "1MiB"}).config.result_cache_size == 1024**2
+
+
 def test_read_cache_size_takes_units_and_zero(cwd: Path) -> None:
     assert load(cwd, "--read-cache-size", "300MiB").config.read_cache_size == 300 * 1024**2
     assert load(cwd, env={"SEARCH_READ_CACHE_SIZE": "0"}).config.read_cache_size == 0
