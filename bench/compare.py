@@ -350,8 +350,9 @@ def run(args: argparse.Namespace, environment: dict[str, Any]) -> dict[str, Any]
         "options": {
             key: str(value) if isinstance(value, Path) else value
             for key, value in vars(args).items()
-            if key != "json"
-        },
+            if key not in ("json", "variant")
+        }
+        | {"variant": [f"{v.name}={v.checkout},{','.join(v.options)}" for v in args.variant]},
         "environment": environment,
         "datasets": [],
     }
