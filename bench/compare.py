@@ -100,6 +100,15 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument(
         "--profile", type=subset(compare_classes.ALL_CLASSES), help="classes to py-spy after measuring"
     )
+    parser.add_argument(
+        "--variant",
+        type=_variant,
+        action="append",
+        default=[],
+        metavar="NAME=CHECKOUT[,OPTION...]",
+        help="one more Sift beside the first, measured interleaved with it: another checkout's code "
+        "(e.g. the base commit's worktree; . for this one) and extra `sift serve` options",
+    )
     parser.add_argument("--json", type=Path, help="result file; default bench/results/compare-<time>.json")
     args = parser.parse_args(argv)
     if min(args.docs, args.queries, args.duration) < 1 or args.runs < 0 or args.warmup < 0:
@@ -109,6 +118,40 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     return args
 
 
+@dataclass(frozen=True)
+class Variant:
+    """``--variant``: a Sift cluster started from ``checkout`` with ``options`` added."""
+
+    name: str
+    checkout: Path
+    options: tuple[str, ...]
+
+
+def _variant(text: str) -> Variant:
+    name, _, rest = text.partition("=")
+    checkout, *options = rest.split(",")
+    if not name or not checkout or not (Path(checkout) / "sift" / "cli.py").is_file():
+        raise argparse.ArgumentTypeError(f"{text!r}: expected NAME=CHECKOUT[,OPTION...], a Sift checkout")
+    return Variant(name, Path(checkout).resolve(), tuple(options))
+
+
+def _sift(
+    stack: ExitStack,
+    name: str,
+    data_dir: Path | None,
+    args: argparse.Namespace,
+    *options: str,
+    env: dict[str, str] | None = None,
+) -> Engine:
+    cluster = RunningCluster(*options, shards=args.shards, data_dir=data_dir, env=env)
+    stack.push(cluster.__exit__)
+    # A loaded machine (other benchmarks, test suites) can take minutes to start four processes.
+    cluster.start(timeout=_START_TIMEOUT)
+    launcher = cluster.process
+    assert launcher is not None
+    return Engine(name, cluster.url, cluster.data_dir, lambda: cluster_processes(launcher.pid))
+
+
 @contextmanager
 def engines(args: argparse.Namespace, dataset: str) -> Iterator[list[Engine]]:
     """Sift (and the reference with ``--reference``) started on the dataset's data directories."""
@@ -116,14 +159,12 @@ def engines(args: argparse.Namespace, dataset: str) -> Iterator[list[Engine]]:
         kept = args.data_dir
         if kept is not None:
             kept.mkdir(parents=True, exist_ok=True)
-        sift_dir = None if kept is None else kept / f"sift-{dataset}"
-        cluster = RunningCluster(shards=args.shards, data_dir=sift_dir)
-        stack.push(cluster.__exit__)
-        # A loaded machine (other benchmarks, test suites) can take minutes to start four processes.
-        cluster.start(timeout=_START_TIMEOUT)
-        launcher = cluster.process
-        assert launcher is not None
-        found = [Engine("sift", cluster.url, cluster.data_dir, lambda: cluster_processes(launcher.pid))]
+        found = [_sift(stack, "sift", None if kept is None else kept / f"sift-{dataset}", args)]
+        for variant in args.variant:
+            name = f"sift-{variant.name}"
+            data_dir = None if kept is None else kept / f"{name}-{dataset}"
+            env = {"PYTHONPATH": str(variant.checkout)}
+            found.append(_sift(stack, name, data_dir, args, *variant.options, env=env))
         if args.reference is not None:
             reference_dir = None if kept is None else kept / f"reference-{dataset}"
             server = stack.enter_context(
@@ -309,8 +350,9 @@ def run(args: argparse.Namespace, environment: dict[str, Any]) -> dict[str, Any]
         "options": {
             key: str(value) if isinstance(value, Path) else value
             for key, value in vars(args).items()
-            if key != "json"
-        },
+            if key not in ("json", "variant")
+        }
+        | {"variant": [f"{v.name}={v.checkout},{','.join(v.options)}" for v in args.variant]},
         "environment": environment,
         "datasets": [],
     }
@@ -351,14 +393,28 @@ def summarize(
                 for c in concurrency
             }
         if "reference" in by_engine:
-            for c in concurrency:
-                pairs = list(zip(by_engine["sift"][c], by_engine["reference"][c], strict=True))
-                entry["ratios"][str(c)] = {
-                    key: _median([ours[key] / theirs[key] if theirs[key] else None for ours, theirs in pairs])
-                    for key in ("rps", "p50_ms", "p99_ms")
-                }
+            entry["ratios"] = _ratios(by_engine["sift"], by_engine["reference"], concurrency)
+            entry["variant_ratios"] = {
+                engine: _ratios(levels, by_engine["reference"], concurrency)
+                for engine, levels in by_engine.items()
+                if engine.startswith("sift-")
+            }
         summary[name] = entry
     return summary
+
+
+def _ratios(
+    ours: dict[int, list[dict[str, Any]]], theirs: dict[int, list[dict[str, Any]]], concurrency: list[int]
+) -> dict[str, dict[str, float | None]]:
+    """Per concurrency, the median of the per-run ratios ours / theirs."""
+    ratios = {}
+    for c in concurrency:
+        pairs = list(zip(ours[c], theirs[c], strict=True))
+        ratios[str(c)] = {
+            key: _median([a[key] / b[key] if b[key] else None for a, b in pairs])
+            for key in ("rps", "p50_ms", "p99_ms")
+        }
+    return ratios
 
 
 def _median(values: list[float | None]) -> float | None:

@@ -38,6 +38,8 @@ def render(report: dict[str, Any]) -> str:
     for result in report["datasets"]:
         for name, entry in result["classes"].items():
             lines.append(_class_row(result["dataset"], name, entry, str(low), str(high)))
+            for engine in entry.get("variant_ratios", {}):  # --variant: the same row for that Sift
+                lines.append(_class_row("", f" {engine}", entry, str(low), str(high), engine))
     lines += [
         "",
         "ingestion (first 202 to last finishedAt), data directory after indexing, peak RSS (summed)",
@@ -64,10 +66,12 @@ def render(report: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def _class_row(dataset: str, name: str, entry: dict[str, Any], low: str, high: str) -> str:
-    sift = entry["engines"]["sift"]
+def _class_row(
+    dataset: str, name: str, entry: dict[str, Any], low: str, high: str, engine: str = "sift"
+) -> str:
+    sift = entry["engines"][engine]
     reference = entry["engines"].get("reference", {})
-    ratios = entry["ratios"]
+    ratios = entry["ratios"] if engine == "sift" else entry["variant_ratios"][engine]
 
     def figure(levels: dict[str, Any], level: str, key: str) -> float | None:
         return levels.get(level, {}).get(key)

@@ -100,10 +100,12 @@ def top_frames(collapsed: str, top: int = _TOP_FRAMES) -> dict[str, Any]:
 
 
 def stacks(collapsed: str) -> Iterator[tuple[list[str], int]]:
-    """Each line of py-spy's raw output as (frames from the root, samples)."""
+    """Each line of py-spy's raw output as (frames from the root, samples). A frame whose name py-spy
+    read with a line break in it (seen: a module docstring) splits its stack over lines, which
+    are skipped: they have no count at their end."""
     for line in collapsed.splitlines():
         stack, _, count_text = line.rpartition(" ")
-        if stack:
+        if stack and count_text.isdigit():
             yield stack.split(";"), int(count_text)
 
 

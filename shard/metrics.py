@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from prometheus_client import CollectorRegistry, Gauge, Histogram
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.metrics_core import Metric
 from prometheus_client.registry import Collector
@@ -30,6 +30,12 @@ class ShardMetrics:
         self.searches_waiting = Gauge(
             "sift_shard_searches_waiting",
             "Searches waiting for or running on the shard's search thread",
+            ["shard"],
+            registry=self.registry,
+        ).labels(shard)
+        self.result_cache_hits = Counter(
+            "sift_shard_search_result_cache_hits",
+            "Searches a shard answered from its kept replies (--result-cache-size)",
             ["shard"],
             registry=self.registry,
         ).labels(shard)

@@ -32,6 +32,7 @@ from shard.index import BatchAborted
 from shard.metrics import ShardMetrics
 from shard.query.search import HIT, Entry
 from shard.search_costs import SearchCosts, search_shape
+from shard.search_results import keep_reply, kept_reply, result_key
 from shard.store import ShardStore
 
 log = get_logger(__name__)
@@ -48,7 +49,7 @@ behind it instead of sharing the core with them."""
 class _Search:
     """One search call as the shard runs it: its parameters parsed once, on the event loop."""
 
-    __slots__ = ("call_id", "index_uid", "params", "received", "shape", "steps")
+    __slots__ = ("call_id", "index_uid", "key", "params", "received", "shape", "steps")
 
     def __init__(self, call: shard_pb2.SearchCall) -> None:
         self.received = time.perf_counter_ns()
@@ -57,6 +58,7 @@ class _Search:
         self.params: dict[str, Any] = orjson.loads(call.request.query_json)
         self.steps = timed(self.params.get("showPerformanceDetails"))
         self.shape = search_shape(self.index_uid, self.params)
+        self.key = result_key(self.index_uid, call.request.query_json, self.params)
 
 
 class ShardService(shard_pb2_grpc.ShardServicer):
@@ -101,6 +103,11 @@ class ShardService(shard_pb2_grpc.ShardServicer):
                 for call in message.calls:
                     try:
                         search = _Search(call)
+                        kept = kept_reply(self.store.results, search.key)
+                        if kept is not None:
+                            self.metrics.result_cache_hits.inc()
+                            answers.put(_answered(search, kept, self.metrics))
+                            continue
                         here = self._costs.cheap(search.shape) or self.store.light(
                             search.index_uid, search.params
                         )
@@ -127,14 +134,14 @@ class ShardService(shard_pb2_grpc.ShardServicer):
                 task.cancel()
 
     def _answer(self, search: _Search) -> shard_pb2.SearchAnswer:
-        """Runs the search; the reply carries the time it took here, waits included (``work_ns``)."""
+        """Runs the search and keeps its reply (``shard/search_results.py``)."""
+        results = (self.store.results, self.store.results.generation)  # before the search's snapshot
         try:
             reply = self._reply(search)
         except Exception as error:
             return _failure(search.call_id, search.index_uid, error)
-        reply.work_ns = time.perf_counter_ns() - search.received
-        self.metrics.search_seconds.observe(reply.work_ns / 1e9)
-        return shard_pb2.SearchAnswer(call_id=search.call_id, reply=reply)
+        keep_reply(results, search.key, reply)
+        return _answered(search, reply, self.metrics)
 
     def _reply(self, search: _Search) -> shard_pb2.SearchReply:
         steps = search.steps
@@ -322,6 +329,15 @@ def _failure(call_id: int, index_uid: str, error: Exception) -> shard_pb2.Search
     return shard_pb2.SearchAnswer(call_id=call_id, failure=repr(error))
 
 
+def _answered(search: _Search, reply: shard_pb2.SearchReply, metrics: ShardMetrics) -> shard_pb2.SearchAnswer:
+    """The answer to send (a copy of ``reply``); it carries the time the search took here, waits
+    included (``work_ns``)."""
+    answer = shard_pb2.SearchAnswer(call_id=search.call_id, reply=reply)
+    answer.reply.work_ns = time.perf_counter_ns() - search.received
+    metrics.search_seconds.observe(answer.reply.work_ns / 1e9)
+    return answer
+
+
 def _hits(entries: list[Entry]) -> tuple[bytes, list[bytes]]:
     """The entries without their hits, and each hit's JSON apart (``SearchReply.hit_documents``)."""
     documents = [orjson.dumps(entry[HIT]) for entry in entries]
@@ -335,12 +351,16 @@ async def serve(
     shards: int,
     embedding_cache: int = 0,
     accept_older: bool = False,
+    results_budget: int = 0,
 ) -> None:
     """``cache_budget``: this shard's share of ``--read-cache-size``, in bytes; ``shards``: how many
     shards share each index; ``embedding_cache``: ``--experimental-embedding-cache-entries``;
-    ``accept_older``: ``--experimental-dumpless-upgrade``."""
+    ``accept_older``: ``--experimental-dumpless-upgrade``; ``results_budget``: this shard's share of
+    ``--result-cache-size``."""
     layout.create()
-    store = ShardStore(layout.shard_dir(shard_id), cache_budget, shards, embedding_cache, accept_older)
+    store = ShardStore(
+        layout.shard_dir(shard_id), cache_budget, shards, embedding_cache, accept_older, results_budget
+    )
     keep_full_collections_rare()
     server = aio_server(layout.shard_socket(shard_id))
     metrics = ShardMetrics(shard_id, store)

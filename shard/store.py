@@ -63,17 +63,21 @@ class ShardStore:
         shards: int = 1,
         embedding_cache: int = 0,
         accept_older: bool = False,
+        results_budget: int = 0,
     ) -> None:
         """``shards``: how many shards share each index (searches take this one's share of their
         index-wide budgets, ``SearchContext.share``); ``embedding_cache``: query embeddings kept per
         embedder configuration (``--experimental-embedding-cache-entries``); ``accept_older``: open a
-        store awaiting its ``upgradeDatabase`` task (``--experimental-dumpless-upgrade``)."""
+        store awaiting its ``upgradeDatabase`` task (``--experimental-dumpless-upgrade``);
+        ``results_budget``: bytes of search replies kept (``--result-cache-size``, 0: none)."""
         compaction.discard_unfinished(path)
         self._gate = EnvGate(StoreEnv(path, accept_older))
         self._writing = threading.Lock()
         """Held by every write: batches and compactions, so none commits while the store is copied."""
         self.codec = DocumentCodec()
         self.cache = ReadCache(cache_budget)
+        self.results = ReadCache(results_budget)
+        """Search replies (``shard/search_results.py``), dropped with the read cache by every batch."""
         self.vectors = VectorStore(path / "vectors")
         """The in-memory vector spaces searches read (``shard/vector``), loaded from their checkpoints."""
         self.vectors.open(self.env)
@@ -138,6 +142,7 @@ class ShardStore:
                     )
             finally:
                 self.cache.invalidate()
+                self.results.invalidate()
 
     def _compact(self, batch_uid: int, task_uid: int) -> BatchResult:
         recorded = self.applied_batch(batch_uid)

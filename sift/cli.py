@@ -64,7 +64,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         cache_budget = config.read_cache_size // config.shards
         embedding_cache = config.experimental_embedding_cache_entries
         upgrade = config.experimental_dumpless_upgrade
-        _run_async(serve_shard(layout, shard_id, cache_budget, config.shards, embedding_cache, upgrade))
+        results_budget = config.result_cache_size // config.shards
+        _run_async(
+            serve_shard(
+                layout, shard_id, cache_budget, config.shards, embedding_cache, upgrade, results_budget
+            )
+        )
     else:
         from scheduler.process import serve as serve_scheduler
 

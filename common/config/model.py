@@ -34,6 +34,7 @@ class Config:
     max_indexing_memory: int
     max_indexing_threads: int
     read_cache_size: int
+    result_cache_size: int
     task_webhook_url: str | None
     task_webhook_authorization_header: str | None
     task_webhook_signing_secret: str | None

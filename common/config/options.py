@@ -114,6 +114,11 @@ OPTIONS: tuple[Option, ...] = (
         "Memory the shards keep, together, for decoded index data between searches (0: none).",
         derived="an eighth of the total memory", minimum=0,
     ),
+    Option(
+        "result_cache_size", Kind.SIZE,
+        "Memory the shards keep, together, for search replies until the next batch (0: none).",
+        default=64 * 1024**2, minimum=0,
+    ),
     Option("task_webhook_url", Kind.URL, "URL notified (POST) when tasks finish."),
     Option(
         "task_webhook_authorization_header", Kind.TEXT, "Authorization header sent to the task webhook.",

@@ -68,6 +68,7 @@ def test_every_option_has_its_default(cwd: Path) -> None:
         "max_indexing_memory": 8 * GIB,
         "max_indexing_threads": 4,
         "read_cache_size": 3 * GIB // 2,
+        "result_cache_size": 64 * 1024**2,
         "task_webhook_url": None,
         "task_webhook_authorization_header": None,
         "task_webhook_signing_secret": None,
@@ -137,6 +138,11 @@ def test_machine_dependent_defaults_follow_the_machine(cwd: Path) -> None:
     assert config.shards == 1
     assert config.experimental_limit_batched_tasks_total_size == 32 * 1024**2  # half would be 32 GiB
     assert config.read_cache_size == 12 * GIB
+
+
+def test_result_cache_size_takes_units_and_zero(cwd: Path) -> None:
+    assert load(cwd, "--result-cache-size", "0").config.result_cache_size == 0
+    assert load(cwd, env={"SEARCH_RESULT_CACHE_SIZE": "1MiB"}).config.result_cache_size == 1024**2
 
 
 def test_read_cache_size_takes_units_and_zero(cwd: Path) -> None:

@@ -26,6 +26,7 @@ SHARD_LAYERS = {
     "held": 7,
     "store": 8,
     "search_costs": 8,
+    "search_results": 8,
     "metrics": 9,
     "server": 10,
 }
