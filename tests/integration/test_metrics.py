@@ -138,6 +138,8 @@ def test_degraded_searches_are_counted(secured: RunningCluster) -> None:
     wait_task(secured, task.task_uid, key=MASTER_KEY)
     client.index("books").search("book 3")
     assert value(scrape(secured, MASTER_KEY), "meilisearch_degraded_search_requests") == before + 1
+    client.index("books").search("book 3", {"matchingStrategy": "bm25"})  # the bm25 rule's own cutoff
+    assert value(scrape(secured, MASTER_KEY), "meilisearch_degraded_search_requests") == before + 2
 
 
 def test_the_dashboard_reads_served_metrics(secured: RunningCluster) -> None:

@@ -114,6 +114,8 @@ class Bm25Rule:
                 yield Bucket(group, self.rank(ranker, best), kept, typos)
                 continue
             if (budget is not None and scored >= budget) or time.monotonic() > ranker.deadline:
+                # A cut by the clock depends on the machine: reported as degraded, never kept in a cache.
+                ranker.ctx.timed_out = ranker.ctx.timed_out or time.monotonic() > ranker.deadline
                 rest = np.concatenate((np.array(order[position:], dtype=np.uint32), candidates.remaining()))
                 yield from self._estimated(ranker, heap, rest, kept, typos)
                 return
