@@ -133,7 +133,9 @@ def _parse_table(table: str) -> dict[str, tuple[int, ErrorType]]:
     return codes
 
 
-ERROR_CODES: Final[dict[str, tuple[int, ErrorType]]] = _parse_table(_TABLE) | _parse_table(_SIFT_TABLE)
+CONTRACT_CODES: Final[dict[str, tuple[int, ErrorType]]] = _parse_table(_TABLE)
+SIFT_CODES: Final[dict[str, tuple[int, ErrorType]]] = _parse_table(_SIFT_TABLE)
+ERROR_CODES: Final[dict[str, tuple[int, ErrorType]]] = CONTRACT_CODES | SIFT_CODES
 
 
 class ApiError(Exception):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from common import errors
-from common.errors import ERROR_CODES, ApiError
+from common.errors import CONTRACT_CODES, ERROR_CODES, SIFT_CODES, ApiError
 
 IO_HINT = (
     ". This error generally happens when you have no space left on device or when your database doesn't have"
@@ -14,9 +14,14 @@ IO_HINT = (
 
 
 def test_table_has_every_contract_code_once() -> None:
-    assert len(ERROR_CODES) == 288
-    assert next(iter(ERROR_CODES)) == "api_key_already_exists"
-    assert list(ERROR_CODES)[-1] == "dynamic_search_rule_not_found"
+    assert len(CONTRACT_CODES) == 288
+    assert next(iter(CONTRACT_CODES)) == "api_key_already_exists"
+    assert list(CONTRACT_CODES)[-1] == "dynamic_search_rule_not_found"
+
+
+def test_sift_codes_are_apart_from_the_contract() -> None:
+    assert SIFT_CODES and not SIFT_CODES.keys() & CONTRACT_CODES.keys()
+    assert ERROR_CODES == CONTRACT_CODES | SIFT_CODES
 
 
 def test_table_types_and_statuses_are_from_the_contract() -> None:
