@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 import httpx
+import orjson
 import pytest
 
 from tests.support.cluster import RunningCluster
@@ -78,6 +79,21 @@ def test_a_document_nested_below_the_limit_is_indexed(client: httpx.Client) -> N
     document = b'{"id":4,"deep":' + nested(126) + b"}"
     task = client.post(f"/indexes/{INDEX}/documents", content=document, headers=JSON).json()
     assert wait_task(client, task["taskUid"])["status"] == "succeeded"
+
+
+def test_a_document_with_100k_fields_fails_its_task_with_the_contract_error(client: httpx.Client) -> None:
+    """core.md §3.3: more than 65,535 fields is `max_fields_limit_exceeded`; shards stored field ids in
+    16 bits and the task failed `internal` (struct.error)."""
+    document = {"id": 5, **{f"f{i}": i for i in range(100_000)}}
+    task = client.post(f"/indexes/{INDEX}/documents", content=orjson.dumps(document), headers=JSON).json()
+    finished = wait_task(client, task["taskUid"])
+    assert finished["status"] == "failed"
+    assert finished["error"]["code"] == "max_fields_limit_exceeded"
+    assert finished["error"]["type"] == "invalid_request"
+    assert (
+        finished["error"]["message"] == f"Index `{INDEX}`: A document cannot contain more than 65,535 fields."
+    )
+    assert client.get(f"/indexes/{INDEX}/documents/1").status_code == 200
 
 
 HOSTILE: list[tuple[str, str, str, dict[str, Any], set[int]]] = [
