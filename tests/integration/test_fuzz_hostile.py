@@ -146,6 +146,14 @@ HOSTILE: list[tuple[str, str, str, dict[str, Any], set[int]]] = [
     ),
     ("10 MB query", "POST", "/search", {"json": {"q": "x" * 10_000_000}}, {200}),
     ("10 MB filter", "POST", "/search", {"json": {"filter": "title = " + "x" * 10_000_000}}, {200, 400}),
+    # A quoted value ran the filter lexer's regex out of memory (a backtracking frame per character).
+    (
+        "10 MB quoted filter value",
+        "POST",
+        "/search",
+        {"json": {"filter": "title = '" + "x" * 10_000_000 + "'"}},
+        {200, 400},
+    ),
     (
         "10^5 nested parentheses",
         "POST",
