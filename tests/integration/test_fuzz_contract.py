@@ -1,0 +1,31 @@
+"""Contract fuzzing, seeded and short: ``bench/fuzz_contract.py``'s loop over every operation of the
+contract's OpenAPI file, against a real cluster with a master key (requests with it and without it).
+No 5xx, no answer outside the response schema (as core.md/search.md correct it), every 4xx the
+contract's error object. ``python -m bench.fuzz_contract`` is the long run."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from bench.fuzz_contract import MASTER_KEY, Target, fuzz, load_schema, report
+from tests.support.cluster import RunningCluster
+
+
+@pytest.fixture(scope="module")
+def keyed() -> Iterator[RunningCluster]:
+    with RunningCluster("--master-key", MASTER_KEY) as running:
+        yield running
+
+
+def test_every_operation_answers_within_the_contract(keyed: RunningCluster) -> None:
+    bearer = {"Authorization": f"Bearer {MASTER_KEY}"}
+    targets = [
+        Target("master key, sent", keyed.url, bearer, bearer),
+        Target("not sent", keyed.url, {}, bearer),
+    ]
+    tally = fuzz(load_schema(), targets, examples=1, seed_value=27, timeout=20)
+    summary = report(tally, 0)
+    assert tally.requests >= 300, summary
+    assert tally.findings() == 0, summary
