@@ -294,7 +294,7 @@ def main() -> None:
     started = time.monotonic()
     with ExitStack() as stack:
         if args.urls:
-            targets = targets_of(*args.urls, MASTER_KEY)
+            targets = targets_of(args.urls[0], args.urls[1], MASTER_KEY)
         else:
             open_cluster = stack.enter_context(RunningCluster(shards=args.shards))
             keyed = stack.enter_context(RunningCluster("--master-key", MASTER_KEY, shards=args.shards))
