@@ -18,6 +18,8 @@ from hypothesis import strategies as st
 
 from common.settings.model import SETTINGS_KEYS
 from gateway.auth.keyring import KeyRing
+from gateway.search.params import BODY
+from tests.support.json_strategies import json_values
 
 MASTER_KEY = "fuzz-parsers-master-key-0123456789"
 KEY_UID = "6062abda-a5aa-4414-ac91-ecd7944c0f8d"
@@ -43,17 +45,7 @@ def _keyring() -> KeyRing:
 KEYS = _keyring()
 
 
-JSON_VALUES: st.SearchStrategy[Any] = st.recursive(
-    st.none()
-    | st.booleans()
-    | st.integers(-(2**63), 2**64 - 1)
-    | st.floats(allow_nan=False, allow_infinity=False)
-    | st.text(max_size=12),
-    lambda children: (
-        st.lists(children, max_size=5) | st.dictionaries(st.text(max_size=8), children, max_size=5)
-    ),
-    max_leaves=16,
-)
+JSON_VALUES = json_values(max_text=12, max_items=5, max_leaves=16)
 _SPICE = ["\x00", "\xff", "\ud7ff", "é", "🐻", "\n", "\t", "\\", '"', "'", "%", "%ff", "%00", "\u2028"]
 
 
@@ -189,35 +181,7 @@ JSON_BODIES = st.one_of(
     JSON_VALUES.map(orjson.dumps), mutated(JSON_VALUES.map(orjson.dumps)), st.binary(max_size=200)
 )
 
-_SEARCH_KEYS = [
-    "q",
-    "offset",
-    "limit",
-    "page",
-    "hitsPerPage",
-    "filter",
-    "sort",
-    "facets",
-    "distinct",
-    "attributesToRetrieve",
-    "attributesToCrop",
-    "cropLength",
-    "cropMarker",
-    "attributesToHighlight",
-    "showRankingScore",
-    "matchingStrategy",
-    "attributesToSearchOn",
-    "rankingScoreThreshold",
-    "locales",
-    "hybrid",
-    "vector",
-    "retrieveVectors",
-    "media",
-    "showMatchesPosition",
-    "highlightPreTag",
-    "personalize",
-    "unknownParameter",
-]
+_SEARCH_KEYS = [*BODY.fields, "unknownParameter"]
 _SEARCH_VALUES = (
     JSON_VALUES
     | FILTERS

@@ -24,9 +24,9 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qs
 
-from hypothesis import HealthCheck, Phase, given, seed, settings
 from hypothesis import strategies as st
 
+from bench.fuzz_contract import run_cases
 from bench.fuzz_inputs import _SKIP, KEYS, TARGET_INPUTS, hostile_inputs, mutate_value
 from common.documents.payload import PayloadFormat, parse_payload
 from common.errors import ERROR_CODES, ApiError, ParameterError
@@ -156,21 +156,12 @@ def _run_chunk(
     outcome: Outcome,
     corpus: list[Any] | None,
 ) -> None:
-    @settings(
-        max_examples=count,
-        database=None,
-        deadline=None,
-        phases=[Phase.generate],
-        suppress_health_check=list(HealthCheck),
-    )
-    @seed(seed_value)
-    @given(strategy)
-    def run(value: Any) -> None:
+    def handle(value: Any) -> None:
         if corpus is not None:
             corpus.append(value)
         check(target, value, outcome)
 
-    run()
+    run_cases(strategy, count, seed_value, handle)
 
 
 def run_mutations(target: Target, corpus: list[Any], inputs: int, seed_value: int) -> Outcome:
