@@ -257,7 +257,7 @@ _CLAIMS = st.one_of(
                 st.sampled_from(["*", "movies", "mov*"]),
                 st.none() | st.fixed_dictionaries({"filter": FILTERS}),
             ),
-            "exp": st.integers(-(2**40), 2**70) | JSON_VALUES,
+            "exp": st.integers(-(2**63), 2**64 - 1) | JSON_VALUES,
             "apiKeyUid": st.text(max_size=40) | JSON_VALUES,
         },
     ),
