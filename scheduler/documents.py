@@ -14,6 +14,10 @@ from common.features import FilterFeatures
 from common.gcpause import gc_paused
 from common.partition import shard_of
 
+MAX_FIELDS = 65_535
+"""Distinct fields an index can hold (core.md §3.3: ``max_fields_limit_exceeded``); shards store field ids
+in 16 bits."""
+
 
 @dataclass
 class DocumentPlan:
@@ -99,6 +103,7 @@ def _plan_addition(
             f"Index `{index_uid}`: Index already has a primary key: `{plan.primary_key}`.",
         )
     primary_key = plan.primary_key or wanted or infer_primary_key(documents[0] if documents else None)
+    _check_field_count(index_uid, documents)
     # The position in the payload gives a created document its sequence, whichever shard holds it.
     per_shard: list[list[list[Any]]] = [[] for _ in range(shard_count)]
     for position, document in enumerate(documents):
@@ -120,4 +125,17 @@ def _plan_addition(
                 "skipCreation": params.get("skipCreation", False),
                 "documents": docs,
             }
+        )
+
+
+def _check_field_count(index_uid: str, documents: list[dict[str, Any]]) -> None:
+    """Refuse a task whose documents name more top-level fields than an index can hold, before a shard
+    meets a field id past 16 bits. Fields added by earlier tasks, and nested paths, are not counted."""
+    fields: set[str] = set()
+    for document in documents:
+        fields.update(document)
+    if len(fields) > MAX_FIELDS:
+        raise DocumentError(
+            "max_fields_limit_exceeded",
+            f"Index `{index_uid}`: A document cannot contain more than {MAX_FIELDS:,} fields.",
         )

@@ -15,7 +15,7 @@ import orjson
 from common.documents.csv_format import parse_csv
 from common.errors import ApiError, invalid_content_type, missing_content_type, missing_payload
 from common.gcpause import gc_paused
-from common.validation.json_body import serde_syntax_error
+from common.validation.json_body import depth_error, serde_syntax_error, too_deep
 
 PayloadKind = Literal["json", "ndjson", "csv"]
 Document = dict[str, Any]
@@ -127,6 +127,8 @@ def _parse_json(body: bytes) -> list[Document]:
         value = orjson.loads(body)
     except orjson.JSONDecodeError as error:
         raise _malformed("json", _failure_detail(body, error)) from None
+    if too_deep(body, value):
+        raise _malformed("json", depth_error(body))
     if type(value) is dict:
         return [value]
     if type(value) is list and set(map(type, value)) <= {dict}:
@@ -141,6 +143,8 @@ def _parse_ndjson(body: bytes) -> list[Document]:
     except orjson.JSONDecodeError:  # a malformed or whitespace-only line: redo it line by line
         return _parse_ndjson_lines(lines)
     if set(map(type, documents)) <= {dict}:
+        if too_deep(body, documents, root_depth=0):
+            raise _malformed("ndjson", _deep_line(lines))
         return documents
     raise _malformed("ndjson", _DATA_SHAPE)
 
@@ -158,17 +162,30 @@ def _parse_ndjson_lines(lines: list[bytes]) -> list[Document]:
             raise _malformed("ndjson", _line_failure(line, number, first.start(), error)) from None
         if type(value) is not dict:
             raise _malformed("ndjson", _DATA_SHAPE)
+        if too_deep(line, value):
+            raise _malformed("ndjson", _at_line(depth_error(line), number))
         documents.append(value)
     return documents
+
+
+def _deep_line(lines: list[bytes]) -> str:
+    """The message for the first line nested deeper than serde_json reads, positioned in the body."""
+    for number, line in enumerate(lines, start=1):
+        if line.strip() and too_deep(line, orjson.loads(line)):
+            return _at_line(depth_error(line), number)
+    raise AssertionError("no line is too deep")
+
+
+def _at_line(detail: str, number: int) -> str:
+    match = _POSITION.fullmatch(detail)
+    return detail if match is None else f"{match[1]} at line {number} column {match[3]}"
 
 
 def _line_failure(line: bytes, number: int, first: int, error: orjson.JSONDecodeError) -> str:
     """serde's message for one line, positioned in the whole body (serde reads NDJSON as one stream)."""
     if line[first] == ord("["):
         return _DATA_SHAPE  # an object is expected, and an array is refused before it is read
-    detail = _failure_detail(line, error)
-    match = _POSITION.fullmatch(detail)
-    return detail if match is None else f"{match[1]} at line {number} column {match[3]}"
+    return _at_line(_failure_detail(line, error), number)
 
 
 def _failure_detail(data: bytes, error: orjson.JSONDecodeError) -> str:

@@ -6,6 +6,9 @@ characters from the start of the fragment's line, so both are reproduced here to
 
 from __future__ import annotations
 
+import bisect
+import functools
+import re
 import unicodedata
 from typing import Final
 
@@ -14,6 +17,7 @@ from common.filter.ast import Span
 
 _ESCAPES: Final = {"\0": "\\0", "\t": "\\t", "\r": "\\r", "\n": "\\n", "\\": "\\\\", '"': '\\"', "'": "\\'"}
 _EXTENDING: Final = frozenset({"Mn", "Me"})
+_NEWLINE: Final = re.compile("\n")
 
 
 class FilterError(ParameterError):
@@ -54,7 +58,15 @@ def escape_debug(text: str) -> str:
 
 def column(text: str, index: int) -> int:
     """1-based character column of ``text[index]`` within its line, as the reference counts it."""
-    return index - text.rfind("\n", 0, index)
+    starts = _line_starts(text)
+    return index - starts[bisect.bisect_right(starts, index - 1) - 1]
+
+
+@functools.lru_cache(maxsize=16)
+def _line_starts(text: str) -> list[int]:
+    """-1 and the index of every newline: each token's column is then a bisection, where a search back
+    to the previous newline made a filter of 10^5 values on one line quadratic (6 s)."""
+    return [-1, *(match.start() for match in _NEWLINE.finditer(text))]
 
 
 def span_of(text: str, start: int, end: int) -> Span:

@@ -28,7 +28,9 @@ _WORD: Final = regex.compile(r"[\p{Alphabetic}\p{Nd}\p{Nl}\p{No}_.\-]*")
 _LEADING_SPACE: Final = regex.compile(r"\p{White_Space}*")
 _ERROR_WORD: Final = regex.compile(r"[^\p{White_Space}()=<>!]*")
 """The fragment a missing-value error quotes: up to the next space or operator character."""
-_QUOTED: Final = {quote: regex.compile(rf"(?:[^{quote}\\]|\\.)*", regex.S) for quote in "'\""}
+# Unrolled (runs, then escape + run): `(?:[^']|\\.)*` kept a backtracking frame per character, so a
+# quoted value of 10 MB ran out of memory.
+_QUOTED: Final = {quote: regex.compile(rf"[^{quote}\\]*(?:\\.[^{quote}\\]*)*", regex.S) for quote in "'\""}
 _HEX: Final = regex.compile(r"\+?[0-9a-fA-F]+")
 _SIMPLE_ESCAPES: Final = {
     "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t", "v": "\v",

@@ -112,7 +112,10 @@ def _parse_array(items: list[object]) -> Filter | None:
 
 
 def _invalid_expression(expected: str, found: object) -> FilterError:
-    shown = json.dumps(found, ensure_ascii=False, separators=(",", ":"), default=str)
+    try:
+        shown = json.dumps(found, ensure_ascii=False, separators=(",", ":"), default=str)
+    except RecursionError:  # only a value decoded by Python's json (a tenant token's rules) nests this deep
+        shown = "an array nested too deep to show"
     return FilterError(f"Invalid syntax for the filter parameter: `expected {expected}, found: {shown}`.")
 
 

@@ -30,12 +30,46 @@ def parse_json_body(raw: bytes) -> Any:
     if not raw:
         raise missing_payload("json")
     try:
-        return orjson.loads(raw)
+        value = orjson.loads(raw)
     except orjson.JSONDecodeError as exc:
         detail = (serde_syntax_error(raw) if len(raw) <= _SCAN_LIMIT else None) or (
             f"{exc.msg} at line {exc.lineno} column {exc.colno}"
         )
         raise malformed_json(detail) from None
+    if too_deep(raw, value):
+        raise malformed_json(depth_error(raw))
+    return value
+
+
+def too_deep(raw: bytes, value: Any, root_depth: int = 1) -> bool:
+    """Whether ``value`` (decoded from ``raw``) nests more containers than serde_json accepts.
+
+    orjson accepts 1,024 levels but cannot encode past 254, so a deeper body would fail later, wherever
+    it is encoded again (a 500); serde_json refuses the 128th level. Fewer opening brackets than that in
+    the whole body (most request bodies) need no walk; the walk visits containers' items only.
+    ``root_depth`` 0: ``value`` is a list of values that were read separately (NDJSON lines).
+    """
+    if type(value) not in (dict, list) or raw.count(b"[") + raw.count(b"{") < _MAX_DEPTH:
+        return False
+    stack: list[tuple[Any, int]] = [(value, root_depth)]
+    pop, push = stack.pop, stack.append
+    while stack:
+        node, depth = pop()
+        if depth >= _MAX_DEPTH:
+            return True
+        for child in node.values() if type(node) is dict else node:
+            kind = type(child)
+            if kind is dict or kind is list:
+                push((child, depth + 1))
+    return False
+
+
+def depth_error(raw: bytes) -> str:
+    """serde_json's message for a body ``too_deep`` refused (its position only when the body is small
+    enough to scan)."""
+    return (serde_syntax_error(raw) if len(raw) <= _SCAN_LIMIT else None) or (
+        f"recursion limit exceeded: more than {_MAX_DEPTH - 1} nested arrays or objects"
+    )
 
 
 def serde_syntax_error(raw: bytes) -> str | None:

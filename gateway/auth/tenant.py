@@ -8,7 +8,6 @@ searched and with which extra filter (``searchRules``).
 from __future__ import annotations
 
 import base64
-import binascii
 from dataclasses import dataclass
 from typing import Any
 
@@ -17,6 +16,7 @@ import orjson
 
 from common.errors import ApiError
 from common.index_patterns import pattern_matches
+from common.validation.json_body import depth_error, too_deep
 from gateway.auth.keyring import ApiKey, KeyRing, canonical_uid
 
 _ALGORITHMS = ["HS256", "HS384", "HS512"]
@@ -86,7 +86,10 @@ def decode_tenant_token(token: str, keys: KeyRing) -> TenantToken | None:
         reason = next((name for kind, name in _JWT_ERRORS if isinstance(error, kind)), "InvalidToken")
         raise invalid_api_key(f"Could not decode tenant token, {reason}.") from None
     # serde reports where it stopped reading: the end of a one-line payload.
-    at = f"at line 1 column {len(_payload_text(token))}"
+    text = _payload_text(token)
+    at = f"at line 1 column {len(text)}"
+    if too_deep(text.encode(), claims):  # serde's limit; orjson could not encode the rules' filter (500)
+        raise _json_error(depth_error(text.encode()))
     if "searchRules" not in claims:
         raise _json_error(f"missing field `searchRules` {at}")
     rules = _search_rules(claims["searchRules"])
@@ -106,7 +109,7 @@ def _payload_text(token: str) -> str:
     segment = token.split(".")[1]
     try:
         return base64.urlsafe_b64decode(segment + "=" * (-len(segment) % 4)).decode()
-    except (binascii.Error, UnicodeDecodeError):
+    except ValueError:  # not base64 (binascii.Error, non-ASCII characters) or not UTF-8
         return ""
 
 

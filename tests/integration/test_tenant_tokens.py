@@ -189,3 +189,19 @@ def test_rule_filters_restrict_the_results(secured: RunningCluster, parent: dict
     # The request's filter is AND-ed with the rule's: nothing is both a car and a fruit.
     assert _search(secured, token, "movies", {"q": "red", "filter": "genre = car"}).json()["hits"] == []
     assert _search(secured, token, "movies", {"q": "red", "filter": ["id = 1"]}).json()["hits"][0]["id"] == 1
+
+
+def test_unreadable_and_deeply_nested_tokens_are_refused_not_500(
+    secured: RunningCluster, parent: dict[str, Any]
+) -> None:
+    """Issue 27's parser fuzzing: a payload segment with a non-ASCII character raised ValueError out of
+    base64 (500); rules nested 900 deep (Python's json reads them, orjson could not) are refused."""
+    header = {"Authorization": b"Bearer eyJhbGciOiJIUzI1NiJ9.\xff.x"}
+    response = httpx.post(f"{secured.url}/indexes/movies/search", json={}, headers=header)
+    assert _refusal(response) == "The provided API key is invalid."
+    rules = b'{"movies":{"filter":' + b"[" * 900 + b'"genre = car"' + b"]" * 900 + b"}}"
+    claims = b'{"apiKeyUid":"' + parent["uid"].encode() + b'","searchRules":' + rules + b"}"
+    deep = jwt.api_jws.encode(claims, parent["key"], algorithm="HS256")
+    assert _refusal(_search(secured, deep, "movies")).startswith(
+        "Could not decode tenant token, JSON error: recursion limit exceeded at line 1 column"
+    )

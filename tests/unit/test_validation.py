@@ -24,6 +24,7 @@ from common.validation import (
 )
 from common.validation.describe import damerau_levenshtein, describe_found, describe_kinds, did_you_mean
 from common.validation.json_body import serde_syntax_error
+from tests.support.json_strategies import json_values
 
 
 def _uid_problem(uid: str) -> str | None:
@@ -735,17 +736,7 @@ def test_huge_malformed_body_keeps_orjson_message() -> None:
     )
 
 
-_json = st.recursive(
-    st.none()
-    | st.booleans()
-    | st.integers(-(2**63), 2**64 - 1)
-    | st.floats(allow_nan=False, allow_infinity=False)
-    | st.text(max_size=5),
-    lambda children: (
-        st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=4), children, max_size=4)
-    ),
-    max_leaves=12,
-)
+_json = json_values(max_text=5, max_items=4, max_leaves=12)
 
 
 @settings(max_examples=300, deadline=None)
