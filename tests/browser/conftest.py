@@ -35,8 +35,10 @@ TIMEOUT_MS = 20_000
 expect.set_options(timeout=TIMEOUT_MS)
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def browser() -> Iterator[Browser]:
+    """Package-scoped: Playwright's sync API keeps an event loop running in the main thread while it is
+    open, and the tests of other packages that run after these in the same worker call asyncio.run()."""
     if not CHROMIUM.exists():
         pytest.skip(f"no Chromium at {CHROMIUM}: `make test` installs Debian's package `chromium`")
     with sync_playwright() as playwright:
@@ -46,7 +48,7 @@ def browser() -> Iterator[Browser]:
         launched.close()
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def site(browser: Browser) -> Iterator[RunningCluster]:
     """``browser`` first: without Chromium the tests skip before a cluster is started for nothing."""
     with secured_cluster("--env", "development", shards=2) as cluster:
