@@ -113,9 +113,10 @@ class Bm25Rule:
                     group.add(heapq.heappop(heap)[1])
                 yield Bucket(group, self.rank(ranker, best), kept, typos)
                 continue
-            if (budget is not None and scored >= budget) or time.monotonic() > ranker.deadline:
+            late = time.monotonic() > ranker.deadline
+            if late or (budget is not None and scored >= budget):
                 # A cut by the clock depends on the machine: reported as degraded, never kept in a cache.
-                ranker.ctx.timed_out = ranker.ctx.timed_out or time.monotonic() > ranker.deadline
+                ranker.ctx.timed_out = ranker.ctx.timed_out or late
                 rest = np.concatenate((np.array(order[position:], dtype=np.uint32), candidates.remaining()))
                 yield from self._estimated(ranker, heap, rest, kept, typos)
                 return
